@@ -1,0 +1,67 @@
+import { cosine, dotProduct, normalizeToUnitInterval, scaleMaxInnerProductScore, squareDistance } from './VectorUtil.js';
+
+/**
+ * Lucene's VectorSimilarityFunction (lucene-compat.md §1.1). The ordinal is the on-disk number
+ * used by .fnm, .vemf, .vem and .vemq. Scores are float32 and higher means more similar.
+ */
+export type SimilarityName = 'EUCLIDEAN' | 'DOT_PRODUCT' | 'COSINE' | 'MAXIMUM_INNER_PRODUCT';
+
+export class VectorSimilarityFunction {
+  static readonly EUCLIDEAN = new VectorSimilarityFunction('EUCLIDEAN', 0, (a, ao, b, bo, d) =>
+    Math.fround(1 / Math.fround(1 + squareDistance(a, ao, b, bo, d))),
+  );
+  static readonly DOT_PRODUCT = new VectorSimilarityFunction('DOT_PRODUCT', 1, (a, ao, b, bo, d) =>
+    normalizeToUnitInterval(dotProduct(a, ao, b, bo, d)),
+  );
+  static readonly COSINE = new VectorSimilarityFunction('COSINE', 2, (a, ao, b, bo, d) =>
+    normalizeToUnitInterval(cosine(a, ao, b, bo, d)),
+  );
+  static readonly MAXIMUM_INNER_PRODUCT = new VectorSimilarityFunction('MAXIMUM_INNER_PRODUCT', 3, (a, ao, b, bo, d) =>
+    scaleMaxInnerProductScore(dotProduct(a, ao, b, bo, d)),
+  );
+
+  static readonly values: readonly VectorSimilarityFunction[] = [
+    VectorSimilarityFunction.EUCLIDEAN,
+    VectorSimilarityFunction.DOT_PRODUCT,
+    VectorSimilarityFunction.COSINE,
+    VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT,
+  ];
+
+  private constructor(
+    readonly name: SimilarityName,
+    readonly ordinal: number,
+    /** Scores b[bOff..bOff+dim) against a[aOff..aOff+dim). */
+    readonly compareAt: (a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number) => number,
+  ) {}
+
+  compare(a: Float32Array, b: Float32Array): number {
+    if (a.length !== b.length) throw new RangeError(`vector dimensions differ: ${a.length} != ${b.length}`);
+    return this.compareAt(a, 0, b, 0, a.length);
+  }
+
+  static fromOrdinal(ordinal: number): VectorSimilarityFunction {
+    const sim = VectorSimilarityFunction.values[ordinal];
+    if (!sim) throw new RangeError(`unknown similarity ordinal ${ordinal}`);
+    return sim;
+  }
+
+  /** Accepts Lucene's names and the lower-case CLI/HTTP spellings (cosine, dot_product, euclidean, max_inner_product). */
+  static fromName(name: string): VectorSimilarityFunction {
+    const key = name.trim().toUpperCase();
+    const sim =
+      VectorSimilarityFunction.values.find((s) => s.name === key) ??
+      (key === 'MAX_INNER_PRODUCT' || key === 'MIP' ? VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT : undefined) ??
+      (key === 'L2' ? VectorSimilarityFunction.EUCLIDEAN : undefined);
+    if (!sim) throw new RangeError(`unknown similarity "${name}" (expected cosine, dot_product, euclidean or max_inner_product)`);
+    return sim;
+  }
+
+  /** The CLI/HTTP spelling. */
+  get userName(): string {
+    return this.name === 'MAXIMUM_INNER_PRODUCT' ? 'max_inner_product' : this.name.toLowerCase();
+  }
+
+  toString(): string {
+    return this.name;
+  }
+}
