@@ -1,0 +1,30 @@
+/** A hit: a global doc id (docBase + segment doc) and its float32 score (lucene-compat.md §2.1). */
+export interface ScoreDoc {
+  readonly doc: number;
+  readonly score: number;
+  /** Index of the shard/leaf that produced it; -1 when not set. */
+  readonly shardIndex?: number;
+}
+
+export type TotalHitsRelation = 'EQUAL_TO' | 'GREATER_THAN_OR_EQUAL_TO';
+
+export interface TotalHits {
+  readonly value: number;
+  readonly relation: TotalHitsRelation;
+}
+
+/**
+ * Java's Float.compare: -0.0 < +0.0 and NaN is above everything (and equal to itself). HitQueue
+ * orders by it; TopDocs.merge deliberately does not (it uses < and >, see TopDocs).
+ */
+export function floatCompare(a: number, b: number): number {
+  if (a < b) return -1;
+  if (a > b) return 1;
+  if (a === b) {
+    if (a !== 0) return 0;
+    const na = Object.is(a, -0), nb = Object.is(b, -0);
+    return na === nb ? 0 : na ? -1 : 1;
+  }
+  const aNaN = Number.isNaN(a), bNaN = Number.isNaN(b);
+  return aNaN === bNaN ? 0 : aNaN ? 1 : -1;
+}

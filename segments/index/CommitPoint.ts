@@ -1,0 +1,114 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { appendFooter, checkIndexHeader, ID_LENGTH, openChecksummed, writeIndexHeader } from '../codec/CodecUtil.js';
+import { CorruptIndexException } from '../codec/CorruptIndexException.js';
+import { ByteArrayDataOutput } from '../store/DataOutput.js';
+import { publishAtomically } from '../store/files.js';
+import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+
+export const COMMIT_CODEC = 'PrescoreCommit';
+export const COMMIT_VERSION_START = 0;
+export const COMMIT_VERSION_CURRENT = 0;
+export const COMMIT_PREFIX = 'commit_';
+/** The per-field format suffix of every prescore segment file (Lucene's `<format>_<n>` convention). */
+export const PRESCORE_FORMAT_SUFFIX = 'Lucene104HnswScalarQuantizedVectorsFormat_0';
+
+export interface VectorFieldInfo {
+  readonly name: string;
+  readonly number: number;
+  readonly similarity: VectorSimilarityFunction;
+  readonly dims: number;
+}
+
+export interface SegmentCommitInfo {
+  /** `_0`, `_1`, ... (Lucene's naming: `_` + base-36 counter). */
+  readonly name: string;
+  /** 16 random bytes; every file of the segment carries it in its header. */
+  readonly id: Uint8Array;
+  readonly maxDoc: number;
+  readonly suffix: string;
+  readonly hasGraph: boolean;
+}
+
+export interface CommitPoint {
+  readonly generation: number;
+  readonly field: VectorFieldInfo;
+  /** In docBase order. */
+  readonly segments: readonly SegmentCommitInfo[];
+  readonly userData: ReadonlyMap<string, string>;
+}
+
+export function commitFileName(generation: number): string {
+  return COMMIT_PREFIX + generation.toString(36);
+}
+
+/** Generations of every commit file in `dir`, ascending. */
+export function listCommitGenerations(dir: string): number[] {
+  return readdirSync(dir)
+    .filter((f) => f.startsWith(COMMIT_PREFIX) && /^[0-9a-z]+$/.test(f.slice(COMMIT_PREFIX.length)))
+    .map((f) => parseInt(f.slice(COMMIT_PREFIX.length), 36))
+    .sort((a, b) => a - b);
+}
+
+export function newSegmentId(): Uint8Array {
+  return new Uint8Array(randomBytes(ID_LENGTH));
+}
+
+/**
+ * Publishes a commit atomically (temp file, fsync, rename, fsync dir). A reader opening the
+ * directory sees either the previous commit or this one, never a partial index.
+ */
+export function writeCommit(dir: string, commit: CommitPoint): string {
+  const name = commitFileName(commit.generation);
+  const out = new ByteArrayDataOutput(512);
+  writeIndexHeader(out, COMMIT_CODEC, COMMIT_VERSION_CURRENT, newSegmentId(), commit.generation.toString(36));
+  out.writeString(commit.field.name);
+  out.writeVInt(commit.field.number);
+  out.writeInt(commit.field.similarity.ordinal);
+  out.writeVInt(commit.field.dims);
+  out.writeVInt(commit.segments.length);
+  for (const s of commit.segments) {
+    out.writeString(s.name);
+    out.writeBytes(s.id);
+    out.writeVInt(s.maxDoc);
+    out.writeString(s.suffix);
+    out.writeByte(s.hasGraph ? 1 : 0);
+  }
+  out.writeMapOfStrings(commit.userData);
+  appendFooter(out);
+  publishAtomically(dir, name, out.toBytes());
+  return name;
+}
+
+export function readCommit(dir: string, generation: number): CommitPoint {
+  const name = commitFileName(generation);
+  const input = openChecksummed(new Uint8Array(readFileSync(join(dir, name))), name);
+  const header = checkIndexHeader(input, COMMIT_CODEC, COMMIT_VERSION_START, COMMIT_VERSION_CURRENT, undefined, generation.toString(36));
+  void header;
+  const fieldName = input.readString();
+  const number = input.readVInt();
+  const similarity = VectorSimilarityFunction.fromOrdinal(input.readInt());
+  const dims = input.readVInt();
+  const count = input.readVInt();
+  const segments: SegmentCommitInfo[] = [];
+  for (let i = 0; i < count; i++) {
+    const segName = input.readString();
+    const id = input.readBytes(ID_LENGTH).slice();
+    const maxDoc = input.readVInt();
+    const suffix = input.readString();
+    const flags = input.readByte();
+    if (flags > 1) throw new CorruptIndexException(`invalid segment flags ${flags}`, name);
+    segments.push({ name: segName, id, maxDoc, suffix, hasGraph: flags === 1 });
+  }
+  const userData = input.readMapOfStrings();
+  if (!input.eof()) throw new CorruptIndexException(`${input.remaining} trailing bytes`, name);
+  return { generation, field: { name: fieldName, number, similarity, dims }, segments, userData };
+}
+
+/** The newest commit in `dir`; a clear error when the directory holds no prescore index. */
+export function readLatestCommit(dir: string): CommitPoint {
+  const gens = listCommitGenerations(dir);
+  if (gens.length === 0) throw new Error(`no prescore index in ${dir} (no ${COMMIT_PREFIX}N file); build one with \`prescore build\``);
+  return readCommit(dir, gens[gens.length - 1]);
+}

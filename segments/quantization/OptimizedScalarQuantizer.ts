@@ -1,0 +1,156 @@
+import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+
+const f = Math.fround;
+
+/**
+ * Initial interval half-widths, in standard deviations, per bit count 1..8 (the minimum-MSE grid
+ * for a uniform distribution). float32 constants, widened to double where they meet doubles.
+ */
+const MINIMUM_MSE_GRID = [0.798, 1.493, 2.051, 2.514, 2.916, 3.278, 3.611, 3.922].map(f);
+
+export const DEFAULT_LAMBDA = f(0.1);
+export const DEFAULT_ITERS = 5;
+
+/** The per-vector corrective terms stored next to every quantized vector (and computed for queries). */
+export interface QuantizationResult {
+  readonly lowerInterval: number;
+  readonly upperInterval: number;
+  /** ‖x − c‖² for EUCLIDEAN, otherwise x·c (on the uncentred vector). */
+  readonly additionalCorrection: number;
+  /** Σ codes over the real dimensions. */
+  readonly quantizedComponentSum: number;
+}
+
+/**
+ * Lucene's OptimizedScalarQuantizer (lucene-compat.md §4.4): centre the vector on the segment
+ * centroid, start from a ±g·σ interval, then minimise an anisotropic loss (parallel error
+ * weighted by 1−λ) by coordinate descent, and round every component onto the interval's grid.
+ *
+ * The arithmetic follows Lucene's float/double mix exactly (statistics and loss in double,
+ * grid and codes in float), so codes and corrections are bit-identical to what Lucene writes.
+ */
+export class OptimizedScalarQuantizer {
+  private readonly euclidean: boolean;
+
+  constructor(
+    readonly similarity: VectorSimilarityFunction,
+    readonly lambda = DEFAULT_LAMBDA,
+    readonly iters = DEFAULT_ITERS,
+  ) {
+    this.euclidean = similarity === VectorSimilarityFunction.EUCLIDEAN;
+  }
+
+  /**
+   * Quantizes `vector` (MUTATED: it is centred in place; copy first if you need it) to `bits`
+   * bits per component into dest[0..vector.length). dest entries beyond that are not written.
+   */
+  scalarQuantize(vector: Float32Array, dest: Uint8Array, bits: number, centroid: Float32Array): QuantizationResult {
+    if (bits < 1 || bits > 8) throw new RangeError(`bits must be in [1, 8]: ${bits}`);
+    const dim = vector.length;
+    let mean = 0;
+    let variance = 0;
+    let norm2 = 0;
+    let centroidDot = 0;
+    let min = Infinity;
+    let max = -Infinity;
+    for (let i = 0; i < dim; i++) {
+      if (!this.euclidean) centroidDot = f(centroidDot + f(vector[i] * centroid[i]));
+      const x = f(vector[i] - centroid[i]);
+      vector[i] = x;
+      if (x < min) min = x;
+      if (x > max) max = x;
+      norm2 = f(norm2 + f(x * x));
+      const delta = x - mean;
+      mean += delta / (i + 1);
+      variance += delta * (x - mean);
+    }
+    variance /= dim;
+    const std = Math.sqrt(variance);
+    const g = MINIMUM_MSE_GRID[bits - 1];
+    const interval = this.interval;
+    interval[0] = f(clamp(-g * std + mean, min, max));
+    interval[1] = f(clamp(g * std + mean, min, max));
+    const points = 1 << bits;
+    this.optimizeIntervals(interval, vector, norm2, points);
+
+    const nSteps = points - 1;
+    const a = interval[0];
+    const b = interval[1];
+    const step = f(f(b - a) / nSteps);
+    let sum = 0;
+    for (let h = 0; h < dim; h++) {
+      const xi = clamp(vector[h], a, b);
+      const code = Math.round(f(f(xi - a) / step));
+      sum += code;
+      dest[h] = code;
+    }
+    return {
+      lowerInterval: a,
+      upperInterval: b,
+      additionalCorrection: this.euclidean ? norm2 : centroidDot,
+      quantizedComponentSum: sum,
+    };
+  }
+
+  private readonly interval = new Float32Array(2);
+  private readonly candidate = new Float32Array(2);
+
+  /** Anisotropic quantization loss of `vector` on the interval, in double. */
+  private loss(vector: Float32Array, a: number, b: number, points: number, norm2: number): number {
+    const step = (b - a) / (points - 1);
+    const stepInv = 1 / step;
+    let xe = 0;
+    let e = 0;
+    for (let i = 0; i < vector.length; i++) {
+      const xi = vector[i];
+      const xiq = a + step * Math.round((clamp(xi, a, b) - a) * stepInv);
+      xe += xi * (xi - xiq);
+      e += (xi - xiq) * (xi - xiq);
+    }
+    const lambda = this.lambda;
+    return ((1 - lambda) * xe * xe) / norm2 + lambda * e;
+  }
+
+  private optimizeIntervals(interval: Float32Array, vector: Float32Array, norm2: number, points: number): void {
+    let currentLoss = this.loss(vector, interval[0], interval[1], points, norm2);
+    const lambda = this.lambda;
+    const scale = f(f(1 - lambda) / norm2);
+    if (!Number.isFinite(scale)) return; // the vector equals the centroid: keep the initial interval
+    const candidate = this.candidate;
+    for (let iter = 0; iter < this.iters; iter++) {
+      const a = interval[0];
+      const b = interval[1];
+      const stepInv = f(f(points - 1) / f(b - a));
+      let daa = 0, dab = 0, dbb = 0, dax = 0, dbx = 0;
+      for (let i = 0; i < vector.length; i++) {
+        const xi = vector[i];
+        const k = Math.round((clamp(xi, a, b) - a) * stepInv);
+        const s = f(k / (points - 1));
+        daa += (1 - s) * (1 - s);
+        dab += (1 - s) * s;
+        dbb += s * s;
+        dax += xi * (1 - s);
+        dbx += xi * s;
+      }
+      const m0 = scale * dax * dax + lambda * daa;
+      const m1 = scale * dax * dbx + lambda * dab;
+      const m2 = scale * dbx * dbx + lambda * dbb;
+      const det = m0 * m2 - m1 * m1;
+      if (det === 0) return;
+      candidate[0] = (m2 * dax - m1 * dbx) / det;
+      candidate[1] = (m0 * dbx - m1 * dax) / det;
+      const aOpt = candidate[0];
+      const bOpt = candidate[1];
+      if (Math.abs(f(interval[0] - aOpt)) < 1e-8 && Math.abs(f(interval[1] - bOpt)) < 1e-8) return;
+      const newLoss = this.loss(vector, aOpt, bOpt, points, norm2);
+      if (newLoss > currentLoss) return; // coordinate descent is not monotone here: stop when it gets worse
+      interval[0] = aOpt;
+      interval[1] = bOpt;
+      currentLoss = newLoss;
+    }
+  }
+}
+
+function clamp(x: number, lo: number, hi: number): number {
+  return Math.min(Math.max(x, lo), hi);
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { packAsBinary, transposeHalfByte, binaryCodeBytes, discretize } from '../segments/quantization/BitPacking.js';
+import { OptimizedScalarQuantizer } from '../segments/quantization/OptimizedScalarQuantizer.js';
+import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { binaryRecordBytes } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
+
+describe('SINGLE_BIT_QUERY_NIBBLE layout (lucene-compat.md §7)', () => {
+  it('packs doc bits [1,0,1,1,0,0,1,0] to 0xB2 (first dimension in the MSB)', () => {
+    const packed = new Uint8Array(1);
+    packAsBinary(new Uint8Array([1, 0, 1, 1, 0, 0, 1, 0]), packed);
+    expect(packed[0]).toBe(0xb2);
+  });
+
+  it('transposes query nibbles [15,0,7,8,3,12,1,0] into planes [0xAA,0xA8,0xA4,0x94], LSB plane first', () => {
+    const planes = new Uint8Array(4);
+    transposeHalfByte(new Uint8Array([15, 0, 7, 8, 3, 12, 1, 0]), planes);
+    expect([...planes]).toEqual([0xaa, 0xa8, 0xa4, 0x94]);
+  });
+
+  it('sizes 1-bit records as ceil(D/8) + 16 bytes: 112 for D=768, 29 for D=100 (query code 52)', () => {
+    expect(binaryRecordBytes(768)).toBe(112);
+    expect(binaryRecordBytes(100)).toBe(29);
+    expect(binaryCodeBytes(100)).toBe(13);
+    expect(discretize(100, 8) / 2).toBe(52);
+  });
+});
+
+describe('OptimizedScalarQuantizer', () => {
+  const rng = mulberry32(7);
+  const dims = 64;
+  const centroid = Float32Array.from({ length: dims }, () => rng() * 0.1);
+
+  it('keeps codes within [0, 2^bits - 1], sums them, and centres the input in place', () => {
+    for (const bits of [1, 4, 7]) {
+      const v = Float32Array.from({ length: dims }, () => rng() * 2 - 1);
+      const original = v.slice();
+      const codes = new Uint8Array(dims);
+      const r = new OptimizedScalarQuantizer(VectorSimilarityFunction.EUCLIDEAN).scalarQuantize(v, codes, bits, centroid);
+      expect(Math.max(...codes)).toBeLessThanOrEqual((1 << bits) - 1);
+      expect(r.quantizedComponentSum).toBe(codes.reduce((a, b) => a + b, 0));
+      expect(r.lowerInterval).toBeLessThan(r.upperInterval);
+      for (let i = 0; i < dims; i++) expect(v[i]).toBe(Math.fround(original[i] - centroid[i]));
+      // EUCLIDEAN stores ||x - c||^2
+      const norm2 = v.reduce((a, x) => Math.fround(a + Math.fround(x * x)), 0);
+      expect(r.additionalCorrection).toBe(norm2);
+    }
+  });
+
+  it('stores x·c (on the uncentred vector) as the correction for non-EUCLIDEAN similarities', () => {
+    const v = Float32Array.from({ length: dims }, () => rng() * 2 - 1);
+    let dot = 0;
+    for (let i = 0; i < dims; i++) dot = Math.fround(dot + Math.fround(v[i] * centroid[i]));
+    const r = new OptimizedScalarQuantizer(VectorSimilarityFunction.DOT_PRODUCT).scalarQuantize(v, new Uint8Array(dims), 1, centroid);
+    expect(r.additionalCorrection).toBe(dot);
+  });
+
+  it('keeps the initial interval when the vector equals the centroid (no optimisation possible)', () => {
+    const v = centroid.slice();
+    const codes = new Uint8Array(dims);
+    const r = new OptimizedScalarQuantizer(VectorSimilarityFunction.EUCLIDEAN).scalarQuantize(v, codes, 4, centroid);
+    expect(r.lowerInterval).toBe(0);
+    expect(r.upperInterval).toBe(0);
+    expect(r.additionalCorrection).toBe(0);
+  });
+
+  it('reduces reconstruction error compared with the initial ±g·σ interval (the optimisation helps)', () => {
+    let better = 0;
+    for (let t = 0; t < 20; t++) {
+      const v = Float32Array.from({ length: 256 }, () => gaussian(rng) * (1 + rng()));
+      const c = new Float32Array(256);
+      const codes = new Uint8Array(256);
+      const copy = v.slice();
+      const r = new OptimizedScalarQuantizer(VectorSimilarityFunction.EUCLIDEAN).scalarQuantize(copy, codes, 4, c);
+      const step = (r.upperInterval - r.lowerInterval) / 15;
+      let err = 0;
+      for (let i = 0; i < 256; i++) err += (v[i] - (r.lowerInterval + codes[i] * step)) ** 2;
+      expect(Number.isFinite(err)).toBe(true);
+      if (err < 0.05 * 256) better++;
+    }
+    expect(better).toBeGreaterThan(15);
+  });
+});
+
+function mulberry32(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function gaussian(rng: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+}
