@@ -97,6 +97,8 @@ export class ByteArrayDataInput {
     for (let shift = 7; b & 0x80; shift += 7) {
       if (shift > 28) throw new CorruptIndexException('invalid vint (more than 5 bytes)', this.resource);
       b = this.readByte();
+      // The 5th byte holds only the top 4 bits of an int; anything more is corruption (as Lucene rejects it).
+      if (shift === 28 && (b & 0xf0) !== 0) throw new CorruptIndexException('invalid vint (bits beyond 32)', this.resource);
       v |= (b & 0x7f) << shift;
     }
     return v | 0;

@@ -9,7 +9,7 @@ import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 export interface FileSlice {
   /** Absolute path of the physical file that holds the bytes. */
   readonly path: string;
-  /** The logical file name, used in error messages (e.g. `_0.cfs[_Lucene99HnswVectorsFormat_0.vec]`). */
+  /** The logical file name, used in error messages (e.g. `_0.cfs[_0_Lucene99HnswVectorsFormat_0.vec]`). */
   readonly name: string;
   /** Byte offset of the slice inside the physical file. */
   readonly offset: number;
