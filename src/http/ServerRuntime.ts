@@ -1,0 +1,70 @@
+import { Admission } from './Admission.js';
+import { ServerMetrics } from './ServerMetrics.js';
+import type { ServerOptions } from './options.js';
+
+/**
+ * The mutable state shared by the app's handlers and the server's lifecycle: admission,
+ * metrics, the draining flag, open requests and the abort controllers of running searches.
+ */
+export class ServerRuntime {
+  readonly admission: Admission;
+  readonly metrics: ServerMetrics;
+  private drainingFlag = false;
+  private openRequests = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly searches = new Set<AbortController>();
+
+  constructor(
+    options: Pick<ServerOptions, 'maxInflight' | 'maxQueue'>,
+    /** Where engine failures are reported (one line each). */
+    readonly log: (line: string) => void = (line) => console.error(line),
+  ) {
+    this.admission = new Admission(options.maxInflight, options.maxQueue);
+    this.metrics = new ServerMetrics({
+      inflight: () => this.admission.inflight,
+      queued: () => this.admission.queued,
+    });
+  }
+
+  get draining(): boolean {
+    return this.drainingFlag;
+  }
+
+  /** HTTP requests whose handler has not returned yet (searches, queued ones included). */
+  get open(): number {
+    return this.openRequests;
+  }
+
+  startDraining(): void {
+    this.drainingFlag = true;
+  }
+
+  requestStarted(): void {
+    this.openRequests++;
+  }
+
+  requestEnded(): void {
+    this.openRequests--;
+    if (this.openRequests === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** Resolves when no request is open. */
+  idle(): Promise<void> {
+    if (this.openRequests === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  track(controller: AbortController): () => void {
+    this.searches.add(controller);
+    return () => this.searches.delete(controller);
+  }
+
+  /** Aborts every queued or running search (the drain deadline passed). */
+  abortAll(reason: unknown): void {
+    for (const c of this.searches) c.abort(reason);
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * The HTTP API over one `VectorIndex`: the native `/v1/search`, Elasticsearch's
+ * `/:index/_search` knn body, `/health`, `/v1/indexes` and `/metrics`. Searches pass admission
+ * control (bounded in-flight + bounded FIFO queue, 429 beyond) and run under a deadline whose
+ * AbortSignal reaches the engine; a client disconnect aborts them too.
+ */
+import { Hono, type Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { SearchResult, VectorIndex } from '../api/types.js';
+import { QueueFullError, type Release } from './Admission.js';
+import { readJsonBody } from './body.js';
+import {
+  CLIENT_CLOSED_REQUEST,
+  ClientClosedError,
+  HttpError,
+  SearchTimeoutError,
+  ShuttingDownError,
+  indexNotFound,
+} from './errors.js';
+import { PROMETHEUS_CONTENT_TYPE } from './metrics.js';
+import { resolveServerOptions, type ServerOptions } from './options.js';
+import { ServerRuntime } from './ServerRuntime.js';
+import { SearchValidator, type IndexShape, type SearchRequest } from './validation.js';
+
+type Env = { Variables: { route: string } };
+export type PrescoreApp = Hono<Env>;
+
+interface Completed {
+  readonly result: SearchResult;
+  readonly tookMs: number;
+  readonly queueMs: number;
+}
+
+/**
+ * Builds the app. `runtime` holds admission, metrics and drain state; pass one to share it
+ * with a server (startServer does), or let the app make its own.
+ */
+export function createApp(
+  index: VectorIndex,
+  options: Partial<ServerOptions> = {},
+  runtime?: ServerRuntime,
+): PrescoreApp {
+  const opts = resolveServerOptions(options);
+  const rt = runtime ?? new ServerRuntime(opts);
+  const name = opts.name ?? index.name;
+  const validator = memoValidator(index, opts);
+  const app = new Hono<Env>();
+
+  app.use('*', async (c, next) => {
+    const t0 = performance.now();
+    rt.requestStarted();
+    try {
+      await next();
+    } finally {
+      rt.requestEnded();
+      if (rt.draining) c.res.headers.set('Connection', 'close');
+      rt.metrics.observeRequest(c.get('route') ?? 'unmatched', c.req.method, c.res.status, (performance.now() - t0) / 1000);
+    }
+  });
+
+  app.post('/v1/search', async (c) => {
+    c.set('route', '/v1/search');
+    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes);
+    const parsed = (await validator()).nativeSearch(body);
+    if (!parsed.ok) throw parsed.error;
+    const { result, tookMs, queueMs } = await search(c, parsed.value);
+    return c.json({
+      hits: result.hits.map((h) => ({ id: h.id, doc: h.doc, score: h.score })),
+      total_hits: result.totalHits,
+      took_ms: round3(tookMs),
+      queue_ms: round3(queueMs),
+      stats: statsJson(result),
+    });
+  });
+
+  app.post('/:index/_search', async (c) => {
+    c.set('route', '/:index/_search');
+    const target = c.req.param('index');
+    if (target !== name) throw indexNotFound(target);
+    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes);
+    const parsed = (await validator()).esSearch(body);
+    if (!parsed.ok) throw parsed.error;
+    const { result, tookMs } = await search(c, parsed.value);
+    const hits = result.hits.slice(0, parsed.value.size);
+    return c.json({
+      took: Math.round(tookMs),
+      timed_out: false,
+      _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
+      hits: {
+        total: { value: result.hits.length, relation: 'eq' },
+        max_score: result.hits.length > 0 ? result.hits[0]!.score : null,
+        hits: hits.map((h) => ({ _index: name, _id: h.id, _score: h.score })),
+      },
+    });
+  });
+
+  app.get('/health', (c) => {
+    c.set('route', '/health');
+    const body = {
+      status: rt.draining ? 'draining' : 'ok',
+      index: name,
+      dims: index.dims,
+      inflight: rt.admission.inflight,
+      queued: rt.admission.queued,
+      max_inflight: rt.admission.maxInflight,
+      max_queue: rt.admission.maxQueue,
+    };
+    // 503 while draining, so load balancers stop routing here before the listener closes.
+    return c.json(body, rt.draining ? 503 : 200);
+  });
+
+  app.get('/v1/indexes', async (c) => {
+    c.set('route', '/v1/indexes');
+    const description = await index.describe();
+    return c.json({ indexes: [{ ...description, name }] });
+  });
+
+  app.get('/metrics', (c) => {
+    c.set('route', '/metrics');
+    return c.body(rt.metrics.render(), 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
+  });
+
+  app.notFound((c) => {
+    const e = new HttpError(404, 'not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+    return c.json(e.body(), 404);
+  });
+
+  app.onError((err, c) => {
+    const e = err instanceof HttpError ? err : new HttpError(500, 'internal_error', `internal error: ${err.message}`);
+    if (!(err instanceof HttpError)) rt.log(`prescore http: ${c.req.method} ${c.req.path} failed: ${err.stack ?? err.message}`);
+    return c.json(e.body(), e.status as ContentfulStatusCode, e.headers);
+  });
+
+  /** Admission, deadline and cancellation around one engine search. */
+  async function search(c: Context<Env>, req: SearchRequest): Promise<Completed> {
+    if (rt.draining) {
+      throw new HttpError(503, 'shutting_down', 'server is draining; retry on another instance', {}, { 'Retry-After': '1' });
+    }
+    const t0 = performance.now();
+    const timeoutMs = req.timeoutMs ?? opts.defaultTimeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new SearchTimeoutError(timeoutMs)), timeoutMs);
+    const client = c.req.raw.signal;
+    const onClientGone = () => controller.abort(new ClientClosedError());
+    if (client.aborted) onClientGone();
+    else client.addEventListener('abort', onClientGone, { once: true });
+    const untrack = rt.track(controller);
+    let stage: 'queue' | 'engine' = 'queue';
+    try {
+      let release: Release;
+      try {
+        release = await rt.admission.acquire(controller.signal);
+      } catch (e) {
+        if (!(e instanceof QueueFullError)) throw e;
+        rt.metrics.shed.inc();
+        throw new HttpError(
+          429,
+          'es_rejected_execution_exception',
+          `${e.message}; retry later`,
+          { max_inflight: rt.admission.maxInflight, max_queue: rt.admission.maxQueue },
+          { 'Retry-After': String(rt.admission.retryAfterSeconds()) },
+        );
+      }
+      const queueMs = performance.now() - t0;
+      rt.metrics.queueWait.observe({}, queueMs / 1000);
+      if (controller.signal.aborted) {
+        release();
+        throw controller.signal.reason;
+      }
+      stage = 'engine';
+      const running = index.search(req.vector, {
+        k: req.k,
+        numCandidates: req.numCandidates,
+        oversample: req.oversample,
+        readPath: req.readPath ?? opts.readPath,
+        signal: controller.signal,
+      });
+      // The slot is held until the engine settles, even when the deadline answers first: an
+      // engine slow to honour its signal must not push real concurrency past maxInflight.
+      running.then(release, release);
+      const result = await untilAborted(running, controller.signal);
+      rt.metrics.observeQuery(result.stats);
+      return { result, queueMs, tookMs: performance.now() - t0 };
+    } catch (e) {
+      throw searchFailure(e, controller.signal, stage);
+    } finally {
+      clearTimeout(timer);
+      client.removeEventListener('abort', onClientGone);
+      untrack();
+    }
+  }
+
+  function searchFailure(e: unknown, signal: AbortSignal, stage: 'queue' | 'engine'): HttpError {
+    if (e instanceof HttpError) return e;
+    if (signal.aborted) {
+      const reason: unknown = signal.reason;
+      if (reason instanceof SearchTimeoutError) {
+        rt.metrics.timeouts.inc({ stage });
+        const where = stage === 'queue' ? ' (still queued; it never ran)' : '';
+        return new HttpError(504, 'search_timeout', `${reason.message}${where}`, { timeout_ms: reason.timeoutMs, stage });
+      }
+      if (reason instanceof ClientClosedError) {
+        rt.metrics.cancelled.inc();
+        return new HttpError(CLIENT_CLOSED_REQUEST, 'client_closed_request', reason.message);
+      }
+      if (reason instanceof ShuttingDownError) {
+        return new HttpError(503, 'shutting_down', `search aborted: ${reason.message}`, {}, { 'Retry-After': '1' });
+      }
+    }
+    rt.metrics.engineErrors.inc();
+    const message = e instanceof Error ? e.message : String(e);
+    rt.log(`prescore http: search failed: ${e instanceof Error && e.stack ? e.stack : message}`);
+    return new HttpError(500, 'search_error', `search failed: ${message}`);
+  }
+
+  return app;
+}
+
+/** The validator needs the field name and similarity (from describe()); fetched once. */
+function memoValidator(index: VectorIndex, opts: ServerOptions): () => Promise<SearchValidator> {
+  let pending: Promise<SearchValidator> | undefined;
+  return () => {
+    pending ??= index.describe().then(
+      (d) => {
+        const shape: IndexShape = { dims: index.dims, field: d.field, rejectZeroVector: /cosine/i.test(d.similarity) };
+        return new SearchValidator(shape, { maxTimeoutMs: opts.maxTimeoutMs });
+      },
+      (e: unknown) => {
+        pending = undefined; // retry on the next request
+        throw e;
+      },
+    );
+    return pending;
+  };
+}
+
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** QueryStats in the API's snake_case. */
+function statsJson(result: SearchResult) {
+  const s = result.stats;
+  return {
+    read_path: s.readPath,
+    candidates: s.candidates,
+    visited: s.visited,
+    pages_prefetched: s.pagesPrefetched,
+    pages_resident: s.pagesResident,
+    syscalls: s.syscalls,
+    reads_before_prefetch: s.readsBeforePrefetch,
+    deferred: s.deferred,
+    max_prefetch_distance: s.maxPrefetchDistance,
+    timings: { first_phase_ms: s.timings.firstPhaseMs, rescore_ms: s.timings.rescoreMs, total_ms: s.timings.totalMs },
+  };
+}
+
+function round3(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,271 @@
+/**
+ * `prescore serve`: open one index through an injected opener, serve it over HTTP, drain on
+ * SIGTERM/SIGINT. Settings come from flags, then PRESCORE_* environment variables, then
+ * defaults (flags win).
+ */
+import { basename, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { READ_PATHS, type ReadPath, type VectorIndex } from '../api/types.js';
+import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from './options.js';
+import { startServer, type RunningServer } from './server.js';
+
+/** What `serve` asks the opener for. */
+export interface OpenIndexRequest {
+  /** `prescore` for `--index DIR` (a `prescore build` directory), `lucene` for `--lucene DIR`. */
+  readonly format: 'prescore' | 'lucene';
+  /** The served index name (`--name`, default the directory's base name). */
+  readonly name: string;
+  /** `--read-path`, when given: the default read path for searches that name none. */
+  readonly readPath: ReadPath | undefined;
+  /** `--field`: the vector field to serve (needed for Lucene directories with several). */
+  readonly field: string | undefined;
+}
+
+export type IndexOpener = (dir: string, request: OpenIndexRequest) => Promise<VectorIndex>;
+
+export interface SignalSource {
+  on(event: 'SIGTERM' | 'SIGINT', listener: () => void): unknown;
+  off(event: 'SIGTERM' | 'SIGINT', listener: () => void): unknown;
+}
+
+export interface ServeIo {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly stdout?: (line: string) => void;
+  readonly stderr?: (line: string) => void;
+  /** Default: `process`. */
+  readonly signals?: SignalSource;
+  /** Called once the server listens (tests use it to find the port). */
+  readonly onListening?: (server: RunningServer) => void;
+}
+
+/** One setting: its flag, environment variable and help text. */
+interface Setting {
+  readonly flag: string;
+  readonly env: string;
+  readonly arg: string;
+  readonly help: string;
+}
+
+export const SERVE_SETTINGS = {
+  index: { flag: 'index', env: 'PRESCORE_INDEX', arg: 'DIR', help: 'prescore index directory to serve (from `prescore build`)' },
+  lucene: { flag: 'lucene', env: 'PRESCORE_LUCENE', arg: 'DIR', help: 'serve a Lucene index directory instead (read-only)' },
+  field: { flag: 'field', env: 'PRESCORE_FIELD', arg: 'NAME', help: 'vector field to serve (Lucene directories)' },
+  name: { flag: 'name', env: 'PRESCORE_NAME', arg: 'NAME', help: 'index name for /:index/_search (default: directory base name)' },
+  host: { flag: 'host', env: 'PRESCORE_HOST', arg: 'HOST', help: `address to bind (default ${DEFAULT_SERVER_OPTIONS.host})` },
+  port: { flag: 'port', env: 'PRESCORE_PORT', arg: 'PORT', help: `port, 0 = any free port (default ${DEFAULT_SERVER_OPTIONS.port})` },
+  maxInflight: { flag: 'max-inflight', env: 'PRESCORE_MAX_INFLIGHT', arg: 'N', help: `searches executing at once (default ${DEFAULT_SERVER_OPTIONS.maxInflight})` },
+  maxQueue: { flag: 'max-queue', env: 'PRESCORE_MAX_QUEUE', arg: 'N', help: `searches waiting for a slot before 429 (default ${DEFAULT_SERVER_OPTIONS.maxQueue})` },
+  readPath: { flag: 'read-path', env: 'PRESCORE_READ_PATH', arg: 'PATH', help: `default read path: ${READ_PATHS.join(' | ')} (default: the index's)` },
+  maxBodyBytes: { flag: 'max-body-bytes', env: 'PRESCORE_MAX_BODY_BYTES', arg: 'N', help: `request body cap, 413 beyond (default ${DEFAULT_SERVER_OPTIONS.maxBodyBytes})` },
+  timeoutMs: { flag: 'timeout-ms', env: 'PRESCORE_TIMEOUT_MS', arg: 'MS', help: `default search deadline, 504 beyond (default ${DEFAULT_SERVER_OPTIONS.defaultTimeoutMs})` },
+  maxTimeoutMs: { flag: 'max-timeout-ms', env: 'PRESCORE_MAX_TIMEOUT_MS', arg: 'MS', help: `largest timeout_ms a request may ask for (default ${DEFAULT_SERVER_OPTIONS.maxTimeoutMs})` },
+  drainTimeoutMs: { flag: 'drain-timeout-ms', env: 'PRESCORE_DRAIN_TIMEOUT_MS', arg: 'MS', help: `on SIGTERM, wait this long for in-flight requests (default ${DEFAULT_SERVER_OPTIONS.drainTimeoutMs})` },
+} as const satisfies Record<string, Setting>;
+
+type Key = keyof typeof SERVE_SETTINGS;
+
+export function serveUsage(): string {
+  const rows = Object.values(SERVE_SETTINGS).map((s: Setting) => {
+    const left = `  --${s.flag} ${s.arg}`;
+    return `${left.padEnd(28)}${s.help} [${s.env}]`;
+  });
+  return [
+    'usage: prescore serve (--index DIR | --lucene DIR [--field NAME]) [options]',
+    '',
+    ...rows,
+    `  ${'--help'.padEnd(26)}this text`,
+    '',
+    'Flags override environment variables. SIGTERM/SIGINT drain in-flight requests, then exit 0.',
+  ].join('\n');
+}
+
+class UsageError extends Error {}
+
+/** The parsed command line: where the index is, how to open it, how to serve it. */
+export interface ServeConfig {
+  readonly dir: string;
+  readonly open: OpenIndexRequest;
+  readonly server: ServerOptions;
+}
+
+/** Flags > environment > defaults. Throws UsageError on bad input. */
+export function parseServeArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ServeConfig | 'help' {
+  const args = argv[0] === 'serve' ? argv.slice(1) : [...argv];
+  const options = Object.fromEntries(Object.values(SERVE_SETTINGS).map((s) => [s.flag, { type: 'string' as const }]));
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.help) return 'help';
+
+  const flag = (k: Key) => values[SERVE_SETTINGS[k].flag] as string | undefined;
+  const get = (k: Key): string | undefined => flag(k) ?? nonEmpty(env[SERVE_SETTINGS[k].env]);
+  const where = (k: Key) => `--${SERVE_SETTINGS[k].flag} (or ${SERVE_SETTINGS[k].env})`;
+  const int = (k: Key): number | undefined => {
+    const v = get(k);
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v.trim())) throw new UsageError(`${where(k)} must be a non-negative integer, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+
+  // The index source: a flag for either format beats the environment for both.
+  let indexDir: string | undefined;
+  let luceneDir: string | undefined;
+  if (flag('index') !== undefined || flag('lucene') !== undefined) {
+    indexDir = flag('index');
+    luceneDir = flag('lucene');
+  } else {
+    indexDir = nonEmpty(env[SERVE_SETTINGS.index.env]);
+    luceneDir = nonEmpty(env[SERVE_SETTINGS.lucene.env]);
+  }
+  if (indexDir !== undefined && luceneDir !== undefined) throw new UsageError('give one of --index and --lucene, not both');
+  const dir = indexDir ?? luceneDir;
+  if (dir === undefined) throw new UsageError('--index DIR (or --lucene DIR) is required');
+
+  const readPath = get('readPath');
+  if (readPath !== undefined && !(READ_PATHS as readonly string[]).includes(readPath)) {
+    throw new UsageError(`${where('readPath')} must be one of ${READ_PATHS.join(', ')}, got ${JSON.stringify(readPath)}`);
+  }
+  const name = get('name') ?? basename(resolve(dir));
+
+  let server: ServerOptions;
+  try {
+    server = resolveServerOptions({
+      name,
+      host: get('host'),
+      port: int('port'),
+      maxInflight: int('maxInflight'),
+      maxQueue: int('maxQueue'),
+      readPath: readPath as ReadPath | undefined,
+      maxBodyBytes: int('maxBodyBytes'),
+      defaultTimeoutMs: int('timeoutMs'),
+      maxTimeoutMs: int('maxTimeoutMs'),
+      drainTimeoutMs: int('drainTimeoutMs'),
+    });
+  } catch (e) {
+    throw new UsageError(flagNames((e as Error).message));
+  }
+  return {
+    dir,
+    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath: readPath as ReadPath | undefined, field: get('field') },
+    server,
+  };
+}
+
+/**
+ * Runs the server until SIGTERM/SIGINT. Returns the exit code: 0 after a clean drain, 1 when
+ * the index cannot be opened or the port bound, 2 on usage errors. A second signal during the
+ * drain aborts what is still running.
+ */
+export async function serveCommand(argv: string[], openIndex: IndexOpener, io: ServeIo = {}): Promise<number> {
+  const out = io.stdout ?? ((line: string) => process.stdout.write(line + '\n'));
+  const err = io.stderr ?? ((line: string) => process.stderr.write(line + '\n'));
+  const signals: SignalSource = io.signals ?? process;
+
+  let config: ServeConfig;
+  try {
+    const parsed = parseServeArgs(argv, io.env ?? process.env);
+    if (parsed === 'help') {
+      out(serveUsage());
+      return 0;
+    }
+    config = parsed;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    err(`prescore serve: ${e.message}`);
+    err(serveUsage());
+    return 2;
+  }
+
+  // Signals that arrive while the index opens must not kill the process with nothing drained.
+  let stopRequested: ((signal: string) => void) | undefined;
+  const stopped = new Promise<string>((resolve) => (stopRequested = resolve));
+  let signalCount = 0;
+  let server: RunningServer | undefined;
+  const onSignal = (signal: 'SIGTERM' | 'SIGINT') => () => {
+    signalCount++;
+    if (signalCount === 1) stopRequested!(signal);
+    else if (server) {
+      err(`prescore serve: ${signal} again: aborting in-flight requests`);
+      void server.close({ force: true });
+    }
+  };
+  const onTerm = onSignal('SIGTERM');
+  const onInt = onSignal('SIGINT');
+  signals.on('SIGTERM', onTerm);
+  signals.on('SIGINT', onInt);
+
+  try {
+    let index: VectorIndex;
+    try {
+      index = await openIndex(config.dir, config.open);
+    } catch (e) {
+      err(`prescore serve: cannot open ${config.open.format} index ${config.dir}: ${(e as Error).message}`);
+      return 1;
+    }
+
+    try {
+      if (signalCount > 0) return 0;
+      try {
+        server = await startServer(index, config.server, { log: err });
+      } catch (e) {
+        err(`prescore serve: cannot listen on ${config.server.host}:${config.server.port}: ${(e as Error).message}`);
+        return 1;
+      }
+      const description = await index.describe().catch(() => undefined);
+      const docs = description ? `${description.docs} docs, ` : '';
+      out(`prescore: serving index "${config.server.name}" (${docs}${index.dims} dims) from ${config.dir}`);
+      out(`listening on ${server.url}`);
+      out(curlExample(server, config.server.name!, description?.field ?? 'FIELD', index.dims));
+      io.onListening?.(server);
+
+      const signal = await stopped;
+      const active = server.runtime.open;
+      err(`prescore serve: ${signal}: draining ${active} open request${active === 1 ? '' : 's'} (up to ${config.server.drainTimeoutMs} ms)`);
+      await server.close();
+      return 0;
+    } finally {
+      await index.close().catch((e: unknown) => err(`prescore serve: closing the index failed: ${(e as Error).message}`));
+    }
+  } finally {
+    signals.off('SIGTERM', onTerm);
+    signals.off('SIGINT', onInt);
+  }
+}
+
+/** A paste-ready query: node (always present here) writes a constant vector of the right size. */
+function curlExample(server: RunningServer, name: string, field: string, dims: number): string {
+  const base = server.url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
+  const body = (shape: string) => `node -e '${`console.log(JSON.stringify(${shape}))`.replace(/'/g, `'\\''`)}'`;
+  const curl = (path: string) => `curl -sS -H 'content-type: application/json' --data-binary @- ${base}${path}`;
+  return [
+    'try:',
+    `  ${body(`{vector: Array(${dims}).fill(0.1), k: 10}`)} | ${curl('/v1/search')}`,
+    `  ${body(`{knn: {field: ${JSON.stringify(field)}, query_vector: Array(${dims}).fill(0.1), k: 10, num_candidates: 100}}`)} | ${curl(`/${name}/_search`)}`,
+  ].join('\n');
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v;
+}
+
+/** resolveServerOptions names options in camelCase; the CLI user knows the flags. */
+function flagNames(message: string): string {
+  const byOption: Record<string, Key> = {
+    port: 'port',
+    maxInflight: 'maxInflight',
+    maxQueue: 'maxQueue',
+    maxBodyBytes: 'maxBodyBytes',
+    defaultTimeoutMs: 'timeoutMs',
+    maxTimeoutMs: 'maxTimeoutMs',
+    drainTimeoutMs: 'drainTimeoutMs',
+    host: 'host',
+    name: 'name',
+    readPath: 'readPath',
+  };
+  const m = /^(\w+) (.*)$/.exec(message);
+  const key = m ? byOption[m[1]!] : undefined;
+  return key ? `--${SERVE_SETTINGS[key].flag} (or ${SERVE_SETTINGS[key].env}) ${m![2]}` : message;
+}

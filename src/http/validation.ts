@@ -1,0 +1,301 @@
+/**
+ * Request schemas (zod) for the native and the Elasticsearch-compatible search bodies, and the
+ * translation of zod issues into field-path errors (`knn.query_vector[3]: must be a finite
+ * number, got "x"`). Unknown fields are rejected, naming them, as Elasticsearch does.
+ */
+import { z } from 'zod';
+import {
+  MAX_K,
+  MAX_NUM_CANDIDATES,
+  MAX_OVERSAMPLE,
+  MIN_OVERSAMPLE,
+  READ_PATHS,
+  type ReadPath,
+} from '../api/types.js';
+import { validationError, type HttpError, type ValidationIssue } from './errors.js';
+
+/** Largest finite float32; a JSON number beyond it would silently become Infinity in the engine. */
+export const FLOAT32_MAX = 3.4028234663852886e38;
+/** Issues listed in one error body (a 10k-element vector of strings must not make a 1 MB error). */
+export const MAX_REPORTED_ISSUES = 20;
+
+/** A validated search, in engine terms. */
+export interface SearchRequest {
+  readonly vector: Float32Array;
+  readonly k: number;
+  readonly numCandidates: number | undefined;
+  readonly oversample: number | undefined;
+  readonly readPath: ReadPath | undefined;
+  readonly timeoutMs: number | undefined;
+}
+
+export interface EsSearchRequest extends SearchRequest {
+  /** Hits to return (ES `size`, default 10); the engine still searches `k`. */
+  readonly size: number;
+}
+
+export interface IndexShape {
+  readonly dims: number;
+  /** The vector field's name (the ES route's `knn.field` must equal it). */
+  readonly field: string;
+  /** Cosine cannot score a zero vector (ES rejects it too). */
+  readonly rejectZeroVector: boolean;
+}
+
+export interface Limits {
+  readonly maxTimeoutMs: number;
+}
+
+export type Result<T> = { ok: true; value: T } | { ok: false; error: HttpError };
+
+const intIn = (min: number, max: number) => {
+  const error = `must be an integer in [${min}, ${max}]`;
+  return z.int({ error }).min(min, { error }).max(max, { error });
+};
+
+const numberIn = (min: number, max: number) => {
+  const error = `must be a number in [${min}, ${max}]`;
+  return z.number({ error }).min(min, { error }).max(max, { error });
+};
+
+const readPathSchema = z.enum(READ_PATHS, { error: `must be one of ${READ_PATHS.map((p) => `"${p}"`).join(', ')}` });
+
+/**
+ * The query vector: an array of exactly `dims` finite float32-representable numbers, converted
+ * to a Float32Array in the same pass. Hand-written rather than `z.array(z.number())` so a bad
+ * 10k-dim vector costs one loop and a bounded number of issues.
+ */
+function vectorSchema(shape: IndexShape) {
+  return z.unknown().transform((value, ctx) => {
+    if (!Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', message: value === undefined ? 'is required' : `must be an array of ${shape.dims} numbers, got ${typeName(value)}` });
+      return z.NEVER;
+    }
+    let bad = 0;
+    if (value.length !== shape.dims) {
+      ctx.addIssue({ code: 'custom', message: `must have ${shape.dims} elements (the index's dims), got ${value.length}` });
+      bad++;
+    }
+    const out = new Float32Array(value.length);
+    let nonZero = false;
+    for (let i = 0; i < value.length; i++) {
+      const x: unknown = value[i];
+      let problem: string | undefined;
+      if (typeof x !== 'number') problem = `must be a finite number, got ${typeName(x)}`;
+      else if (!Number.isFinite(x)) problem = 'must be a finite number (the JSON value overflows a double)';
+      else if (Math.abs(x) > FLOAT32_MAX) problem = `must be within float32 range (|x| <= ${FLOAT32_MAX}), got ${x}`;
+      if (problem !== undefined) {
+        if (bad++ < MAX_REPORTED_ISSUES) ctx.addIssue({ code: 'custom', message: problem, path: [i] });
+        continue;
+      }
+      out[i] = x as number;
+      if (x !== 0) nonZero = true;
+    }
+    if (bad > MAX_REPORTED_ISSUES) {
+      ctx.addIssue({ code: 'custom', message: `has ${bad} invalid elements in total (first ${MAX_REPORTED_ISSUES} listed)` });
+    }
+    if (bad === 0 && !nonZero && shape.rejectZeroVector) {
+      ctx.addIssue({ code: 'custom', message: 'must not be the zero vector (cosine similarity is undefined for it)' });
+    }
+    return bad === 0 ? out : z.NEVER;
+  });
+}
+
+export function nativeSchema(shape: IndexShape, limits: Limits) {
+  return z.strictObject({
+    vector: vectorSchema(shape),
+    k: intIn(1, MAX_K),
+    num_candidates: intIn(1, MAX_NUM_CANDIDATES).optional(),
+    oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE).optional(),
+    read_path: readPathSchema.optional(),
+    timeout_ms: intIn(1, limits.maxTimeoutMs).optional(),
+  });
+}
+
+/** ES time value (`"500ms"`, `"2s"`, `"1m"`) in milliseconds. */
+function esTimeValue(limits: Limits) {
+  const units: Record<string, number> = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1000, m: 60_000 };
+  return z.unknown().transform((value, ctx) => {
+    const m = typeof value === 'string' ? /^(\d+)(nanos|micros|ms|s|m)$/.exec(value.trim()) : null;
+    const ms = m ? Math.ceil(Number(m[1]) * units[m[2]!]!) : NaN;
+    if (!(ms >= 1 && ms <= limits.maxTimeoutMs)) {
+      ctx.addIssue({ code: 'custom', message: `must be a time value like "500ms" or "2s", between 1ms and ${limits.maxTimeoutMs}ms` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+export function esSchema(shape: IndexShape, limits: Limits) {
+  return z.strictObject({
+    knn: z.strictObject(
+      {
+        field: z.string({ error: 'must be a string naming the vector field' }),
+        query_vector: vectorSchema(shape),
+        k: intIn(1, MAX_K).optional(),
+        num_candidates: intIn(1, MAX_NUM_CANDIDATES).optional(),
+        rescore_vector: z
+          .strictObject({ oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE) }, { error: 'must be an object like {"oversample": 3}' })
+          .optional(),
+      },
+      { error: (iss) => (iss.input === undefined ? 'is required' : 'must be an object (one knn search; arrays of knn are not supported)') },
+    ),
+    size: intIn(0, MAX_K).optional(),
+    _source: z.boolean({ error: 'must be a boolean (prescore stores no _source)' }).optional(),
+    timeout: esTimeValue(limits).optional(),
+  });
+}
+
+/** Validates search bodies against one index's shape; schemas are built once. */
+export class SearchValidator {
+  private readonly native: ReturnType<typeof nativeSchema>;
+  private readonly es: ReturnType<typeof esSchema>;
+
+  constructor(readonly shape: IndexShape, readonly limits: Limits) {
+    this.native = nativeSchema(shape, limits);
+    this.es = esSchema(shape, limits);
+  }
+
+  nativeSearch(body: unknown): Result<SearchRequest> {
+    return parseNativeSearch(this.native, body);
+  }
+
+  esSearch(body: unknown): Result<EsSearchRequest> {
+    return parseEsSearch(this.es, this.shape, body);
+  }
+}
+
+function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, body: unknown): Result<SearchRequest> {
+  const parsed = schema.safeParse(body);
+  const issues = parsed.success ? [] : zodIssues(parsed.error.issues, body, NATIVE_FIELDS);
+  const obj = asRecord(body);
+  if (obj) checkCandidates(obj.k, obj.num_candidates, 'num_candidates', issues);
+  if (!parsed.success || issues.length > 0) return { ok: false, error: toError(issues) };
+  const b = parsed.data;
+  return {
+    ok: true,
+    value: {
+      vector: b.vector,
+      k: b.k,
+      numCandidates: b.num_candidates,
+      oversample: b.oversample,
+      readPath: b.read_path,
+      timeoutMs: b.timeout_ms,
+    },
+  };
+}
+
+/** ES's default beam width when `num_candidates` is absent: min(1.5 k, 10000). */
+export function esDefaultNumCandidates(k: number): number {
+  return Math.max(k, Math.min(MAX_NUM_CANDIDATES, Math.round(1.5 * k)));
+}
+
+function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, body: unknown): Result<EsSearchRequest> {
+  const parsed = schema.safeParse(body);
+  const issues = parsed.success ? [] : zodIssues(parsed.error.issues, body, ES_FIELDS);
+  const knn = asRecord(asRecord(body)?.knn);
+  if (knn) {
+    if (typeof knn.field === 'string' && knn.field !== shape.field) {
+      issues.push({ path: 'knn.field', reason: `field [${knn.field}] is not a vector field of this index (it serves [${shape.field}])` });
+    }
+    const size = asRecord(body)!.size;
+    checkCandidates(knn.k ?? size ?? 10, knn.num_candidates, 'knn.num_candidates', issues);
+  }
+  if (!parsed.success || issues.length > 0) return { ok: false, error: toError(issues) };
+  const b = parsed.data;
+  const size = b.size ?? 10;
+  // ES: k defaults to size; the response holds the top `size` of the k nearest.
+  const k = b.knn.k ?? size;
+  if (k < 1) return { ok: false, error: toError([{ path: 'knn.k', reason: 'must be given (or size >= 1) so that k >= 1' }]) };
+  return {
+    ok: true,
+    value: {
+      vector: b.knn.query_vector,
+      k,
+      numCandidates: b.knn.num_candidates ?? esDefaultNumCandidates(k),
+      oversample: b.knn.rescore_vector?.oversample,
+      readPath: undefined,
+      timeoutMs: b.timeout,
+      size,
+    },
+  };
+}
+
+const NATIVE_FIELDS: Record<string, readonly string[]> = {
+  '': ['vector', 'k', 'num_candidates', 'oversample', 'read_path', 'timeout_ms'],
+};
+const ES_FIELDS: Record<string, readonly string[]> = {
+  '': ['knn', 'size', '_source', 'timeout'],
+  knn: ['field', 'query_vector', 'k', 'num_candidates', 'rescore_vector'],
+  'knn.rescore_vector': ['oversample'],
+};
+
+function checkCandidates(k: unknown, numCandidates: unknown, path: string, issues: ValidationIssue[]): void {
+  if (Number.isInteger(k) && Number.isInteger(numCandidates) && (numCandidates as number) < (k as number)) {
+    issues.push({ path, reason: `must be >= k (${k as number}), got ${numCandidates as number}` });
+  }
+}
+
+function toError(issues: ValidationIssue[]): HttpError {
+  return validationError(issues.slice(0, MAX_REPORTED_ISSUES + 1), issues.length);
+}
+
+/** zod issues -> field-path issues, with the offending value quoted where it is short. */
+export function zodIssues(raw: readonly z.core.$ZodIssue[], body: unknown, known: Record<string, readonly string[]>): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  for (const issue of raw) {
+    const path = formatPath(issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      const allowed = known[path];
+      for (const key of issue.keys) {
+        const hint = allowed ? ` (supported: ${allowed.join(', ')})` : '';
+        out.push({ path: joinPath(path, key), reason: `unknown field${hint}` });
+      }
+      continue;
+    }
+    const value = valueAt(body, issue.path);
+    if (value === undefined && issue.code === 'invalid_type') {
+      out.push({ path, reason: 'is required' });
+      continue;
+    }
+    let reason = issue.message;
+    if (!/\bgot\b|required/.test(reason) && isShort(value)) reason += `, got ${JSON.stringify(value)}`;
+    out.push({ path, reason });
+  }
+  return out;
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let s = '';
+  for (const p of path) s = typeof p === 'number' ? `${s}[${p}]` : joinPath(s, String(p));
+  return s;
+}
+
+function joinPath(base: string, key: string): string {
+  return base === '' ? key : `${base}.${key}`;
+}
+
+function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = body;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function isShort(v: unknown): boolean {
+  return v === null || typeof v === 'boolean' || typeof v === 'number' || (typeof v === 'string' && v.length <= 40);
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return v.length <= 40 ? `string ${JSON.stringify(v)}` : 'a string';
+  if (typeof v === 'object') return 'an object';
+  return typeof v === 'number' || typeof v === 'boolean' ? `${typeof v} ${String(v)}` : typeof v;
+}

@@ -1,0 +1,195 @@
+/**
+ * An in-memory VectorIndex for HTTP tests: exact brute-force cosine over seeded random vectors
+ * (so hits can be asserted), an artificial per-search delay, and an abort signal that is
+ * honoured (or, on request, ignored) the way the real engine's contract says.
+ */
+import type {
+  IndexDescription,
+  QueryStats,
+  ReadPath,
+  SearchHit,
+  SearchOptions,
+  SearchResult,
+  VectorIndex,
+} from '../../src/api/types.js';
+
+export interface FakeIndexOptions {
+  readonly name?: string;
+  readonly field?: string;
+  readonly dims?: number;
+  readonly docs?: number;
+  readonly seed?: number;
+  /** Artificial time each search takes (ms). Mutable later via `delayMs`. */
+  readonly delayMs?: number;
+  /** Keep running after the signal aborts (an engine that is slow to cancel). */
+  readonly ignoreAbort?: boolean;
+}
+
+export class FakeIndex implements VectorIndex {
+  readonly name: string;
+  readonly field: string;
+  readonly dims: number;
+  readonly docs: number;
+  delayMs: number;
+  ignoreAbort: boolean;
+  /** When set, searches reject with it (after the delay). */
+  failWith: Error | undefined;
+  readonly defaultReadPath: ReadPath = 'mmap+prefetch';
+
+  /** Unit vectors, row-major. */
+  private readonly vectors: Float32Array;
+  readonly ids: string[];
+
+  started = 0;
+  completed = 0;
+  aborted = 0;
+  running = 0;
+  maxRunning = 0;
+  closed = false;
+  readonly calls: SearchOptions[] = [];
+  /** Resolves each time a search observes its abort. */
+  private abortWaiters: (() => void)[] = [];
+
+  constructor(options: FakeIndexOptions = {}) {
+    this.name = options.name ?? 'fake';
+    this.field = options.field ?? 'embedding';
+    this.dims = options.dims ?? 384;
+    this.docs = options.docs ?? 300;
+    this.delayMs = options.delayMs ?? 0;
+    this.ignoreAbort = options.ignoreAbort ?? false;
+    this.failWith = undefined;
+    const random = mulberry32(options.seed ?? 42);
+    this.vectors = new Float32Array(this.docs * this.dims);
+    for (let d = 0; d < this.docs; d++) {
+      const row = this.vectors.subarray(d * this.dims, (d + 1) * this.dims);
+      for (let i = 0; i < this.dims; i++) row[i] = random() * 2 - 1;
+      normalize(row);
+    }
+    this.ids = Array.from({ length: this.docs }, (_, d) => `doc-${d}`);
+  }
+
+  /** A query vector drawn from the same distribution (not normalized). */
+  randomQuery(seed: number): number[] {
+    const random = mulberry32(seed);
+    return Array.from({ length: this.dims }, () => random() * 2 - 1);
+  }
+
+  /** Exact top-k by Lucene's cosine score (1 + cos) / 2, ties by doc number. */
+  bruteForce(query: ArrayLike<number>, k: number): SearchHit[] {
+    const q = normalize(Float32Array.from(query as ArrayLike<number>));
+    const scored: SearchHit[] = [];
+    for (let d = 0; d < this.docs; d++) {
+      let dot = 0;
+      const base = d * this.dims;
+      for (let i = 0; i < this.dims; i++) dot += q[i]! * this.vectors[base + i]!;
+      scored.push({ id: this.ids[d]!, doc: d, score: Math.max((1 + dot) / 2, 0) });
+    }
+    scored.sort((a, b) => b.score - a.score || a.doc - b.doc);
+    return scored.slice(0, k);
+  }
+
+  /** Resolves once `n` searches in total have observed an abort. */
+  async abortsObserved(n: number): Promise<void> {
+    while (this.aborted < n) await new Promise<void>((resolve) => this.abortWaiters.push(resolve));
+  }
+
+  async search(vector: Float32Array | readonly number[], options: SearchOptions): Promise<SearchResult> {
+    if (this.closed) throw new Error('index is closed');
+    if (vector.length !== this.dims) throw new Error(`expected ${this.dims} dims, got ${vector.length}`);
+    this.calls.push(options);
+    this.started++;
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    const t0 = performance.now();
+    try {
+      await this.delay(options.signal);
+      if (this.failWith) throw this.failWith;
+      const hits = this.bruteForce(vector, options.k);
+      const oversample = options.oversample ?? 3;
+      const candidates = Math.min(this.docs, Math.ceil(options.k * oversample));
+      const totalMs = performance.now() - t0;
+      const stats: QueryStats = {
+        readPath: options.readPath ?? this.defaultReadPath,
+        candidates,
+        visited: this.docs,
+        pagesPrefetched: candidates,
+        pagesResident: 1,
+        syscalls: 2,
+        readsBeforePrefetch: 0,
+        deferred: true,
+        maxPrefetchDistance: Math.min(candidates, 16),
+        timings: { firstPhaseMs: totalMs / 2, rescoreMs: totalMs / 2, totalMs },
+      };
+      this.completed++;
+      return { hits, totalHits: this.docs, stats };
+    } finally {
+      this.running--;
+    }
+  }
+
+  private delay(signal: AbortSignal | undefined): Promise<void> {
+    const observeAbort = () => {
+      this.aborted++;
+      const waiters = this.abortWaiters;
+      this.abortWaiters = [];
+      for (const w of waiters) w();
+    };
+    if (signal?.aborted) {
+      observeAbort();
+      if (!this.ignoreAbort) return Promise.reject(signal.reason);
+    }
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, this.delayMs);
+      const onAbort = () => {
+        observeAbort();
+        if (this.ignoreAbort) return;
+        clearTimeout(timer);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  async describe(): Promise<IndexDescription> {
+    const vectors = this.docs * this.dims * 4;
+    const codes = this.docs * (Math.ceil(this.dims / 8) + 16);
+    return {
+      name: this.name,
+      dir: `/fake/${this.name}`,
+      field: this.field,
+      similarity: 'COSINE',
+      dims: this.dims,
+      docs: this.docs,
+      segments: [{ name: '_0', docBase: 0, docs: this.docs, hasGraph: false, bytes: { vectors, codes, graph: 0 } }],
+      bytes: { vectors, codes, graph: 0, total: vectors + codes },
+      residentFraction: 1,
+      defaultReadPath: this.defaultReadPath,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+function normalize(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  n = Math.sqrt(n);
+  if (n > 0) for (let i = 0; i < v.length; i++) v[i] /= n;
+  return v;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
