@@ -1,0 +1,10 @@
+/** The load tester's public surface: the CLI entry and the engine as a library. */
+export { loadCommand, LOAD_HELP, type LoadCommandIo } from './command.js';
+export { runLoad, recallOf, type LoadOptions } from './runLoad.js';
+export { findMax, judgeStep, type FindMaxOptions, type FindMaxResult, type FindMaxStep } from './findMax.js';
+export { renderHtml, renderFindMaxHtml } from './html.js';
+export { formatReport, LATENCY_BASIS, type LoadReport, type LatencySummary, type Counts, type SecondStats, type LoadConfig } from './report.js';
+export { parseDuration, formatDuration } from './duration.js';
+export { resolveTarget, isLoopbackIp, NotLoopbackError, type Target } from './target.js';
+export { queriesFromFvecs, randomUnitQueries, type QuerySet } from './queries.js';
+export { readFvecs, readIvecs, type VecRows } from './vecfile.js';
