@@ -1,0 +1,271 @@
+import { FirstFitHeap, type HeapStats } from './FirstFitHeap.js';
+import { loadKernelsBytes, type KernelsBinaryInfo } from './KernelsBinary.js';
+import { wasm, type WasmInstance, type WasmMemory, type WasmModule } from './wasmApi.js';
+import type { OsqQueryCorrections } from './OsqEstimator.js';
+
+export type { KernelsBinaryInfo } from './KernelsBinary.js';
+export type { HeapStats } from './FirstFitHeap.js';
+export type { WasmModule, WasmMemory } from './wasmApi.js';
+
+/**
+ * A 4-bit query for the 1-bit estimator, as seen by the wasm kernels: its 4 bit planes live in
+ * the instance's memory at planesPtr (plane p at planesPtr + p * codeBytes, LSB plane first).
+ */
+export interface OsqQuery extends OsqQueryCorrections {
+  readonly planesPtr: number;
+}
+
+/** The raw exports of kernels.wat. Pointers are byte addresses in the instance's memory. */
+interface KernelExports {
+  int4BitDotProduct(q: number, d: number, codeBytes: number): number;
+  osqScore(
+    planes: number, codeBytes: number, pad: number,
+    records: number, recordSize: number, ords: number, start: number, n: number, out: number,
+    ay: number, uy: number, y1: number, corrY: number, dims: number, sim: number, centroidDP: number,
+  ): void;
+  dot(a: number, b: number, dim: number): number;
+  squareDistance(a: number, b: number, dim: number): number;
+  cosine(a: number, b: number, dim: number): number;
+  cosineParts(a: number, b: number, dim: number, out: number): void;
+  dotBatch(qs: number, nq: number, ds: number, nd: number, dim: number, out: number): void;
+}
+
+export interface KernelsLoadOptions {
+  /** A compiled module (e.g. posted from the main thread); skips reading/compiling the binary. */
+  readonly module?: WasmModule;
+  /** Initial memory size in bytes (rounded up to 64 KiB pages); default 1 MiB. */
+  readonly initialBytes?: number;
+  /**
+   * Called with the memory's new buffer once at load and after every growth, before the new
+   * space is handed out: the place to madvise(MADV_HUGEPAGE) it. Random-ord scoring over a
+   * 144 MB segment measured ~22% faster with transparent huge pages (THP in "madvise" mode).
+   */
+  readonly onGrow?: (buffer: ArrayBuffer) => void;
+}
+
+const PAGE = 65536;
+const MAX_PAGES = 65536; // 4 GiB, wasm32's limit
+/** Addresses below this are never allocated, so 0 can mean "no pointer". */
+const HEAP_BASE = 64;
+
+let modulePromise: Promise<WasmModule> | undefined;
+let binaryInfo: KernelsBinaryInfo | undefined;
+
+/**
+ * Per-thread WebAssembly SIMD kernels: one instance, its own growable memory (up to 4 GiB) and
+ * a first-fit allocator over it. Workers load segment data into their own instance's memory and
+ * run the 1-bit estimator and fp32 kernels there. Not thread-safe; create one per thread.
+ *
+ * Typed-array views of the memory are invalidated when it grows (every alloc may grow it):
+ * always fetch them through u8() / f32() / i32() after allocating.
+ */
+export class Kernels {
+  readonly memory: WasmMemory;
+  private readonly x: KernelExports;
+  private readonly heap: FirstFitHeap;
+  private buffer: ArrayBuffer;
+  private u8View: Uint8Array;
+  private f32View: Float32Array;
+  private i32View: Int32Array;
+  /** Scratch for the zero-padded copy of a query's planes (4 x codeBytes rounded up to 16). */
+  private padPtr = 0;
+  private padBytes = 0;
+  private partsPtr = 0;
+
+  private constructor(
+    instance: WasmInstance,
+    memory: WasmMemory,
+    private readonly onGrow: ((buffer: ArrayBuffer) => void) | undefined,
+  ) {
+    this.memory = memory;
+    this.x = instance.exports as unknown as KernelExports;
+    this.buffer = memory.buffer;
+    this.u8View = new Uint8Array(this.buffer);
+    this.f32View = new Float32Array(this.buffer);
+    this.i32View = new Int32Array(this.buffer);
+    this.heap = new FirstFitHeap(HEAP_BASE, memory.buffer.byteLength, (minEnd) => this.growTo(minEnd));
+    onGrow?.(this.buffer);
+  }
+
+  /** Instantiates the kernels with a fresh memory. The module is compiled once per thread. */
+  static async load(options: KernelsLoadOptions = {}): Promise<Kernels> {
+    const module = options.module ?? (await Kernels.module());
+    const initialPages = Math.min(MAX_PAGES, Math.max(1, Math.ceil((options.initialBytes ?? 1 << 20) / PAGE)));
+    const memory = new wasm.Memory({ initial: initialPages, maximum: MAX_PAGES });
+    // Synchronous, like the compile in module(): the async form can wait behind unrelated
+    // background compilation jobs.
+    const instance = new wasm.Instance(module, { env: { memory } });
+    return new Kernels(instance, memory, options.onGrow);
+  }
+
+  /** The compiled kernels module (cached per thread); structured-cloneable to worker threads. */
+  static module(): Promise<WasmModule> {
+    modulePromise ??= (async () => {
+      const { bytes, source, path, bytesMs } = await loadKernelsBytes();
+      // Synchronous compile: the module is ~3 KB (about a millisecond), whereas the async
+      // WebAssembly.compile queues behind background tier-up of wabt's own large module when
+      // the bytes were just produced by wabt (measured 80-150 ms).
+      const t0 = performance.now();
+      const module = new wasm.Module(bytes);
+      binaryInfo = { source, path, bytesMs, compileMs: performance.now() - t0, byteLength: bytes.byteLength };
+      return module;
+    })();
+    modulePromise.catch(() => (modulePromise = undefined));
+    return modulePromise;
+  }
+
+  /** How this thread's module was obtained (undefined until module() has resolved). */
+  static binaryInfo(): KernelsBinaryInfo | undefined {
+    return binaryInfo;
+  }
+
+  // ---- memory ---------------------------------------------------------------------------
+
+  /** Allocates `bytes` in this instance's memory, aligned to `align` (power of two, default 16). May grow the memory. */
+  alloc(bytes: number, align = 16): number {
+    return this.heap.alloc(bytes, align);
+  }
+
+  free(ptr: number): void {
+    this.heap.free(ptr);
+  }
+
+  heapStats(): HeapStats {
+    return this.heap.stats();
+  }
+
+  /** A byte view of the whole memory, re-created after growth. */
+  u8(): Uint8Array {
+    if (this.buffer !== this.memory.buffer) this.refreshViews();
+    return this.u8View;
+  }
+
+  /** A float32 view of the whole memory (index = ptr >>> 2), re-created after growth. */
+  f32(): Float32Array {
+    if (this.buffer !== this.memory.buffer) this.refreshViews();
+    return this.f32View;
+  }
+
+  /** An int32 view of the whole memory (index = ptr >>> 2), re-created after growth. */
+  i32(): Int32Array {
+    if (this.buffer !== this.memory.buffer) this.refreshViews();
+    return this.i32View;
+  }
+
+  private refreshViews(): void {
+    this.buffer = this.memory.buffer;
+    this.u8View = new Uint8Array(this.buffer);
+    this.f32View = new Float32Array(this.buffer);
+    this.i32View = new Int32Array(this.buffer);
+  }
+
+  private growTo(minEnd: number): number {
+    const have = this.memory.buffer.byteLength / PAGE;
+    const need = Math.ceil(minEnd / PAGE);
+    if (need > MAX_PAGES) {
+      throw new RangeError(`Kernels.alloc: needs ${minEnd} bytes of wasm memory, more than the 4 GiB limit`);
+    }
+    // Grow by at least 1/8 of the current size so many small allocations do not grow page by page.
+    const generous = Math.min(MAX_PAGES, Math.max(need, have + (have >>> 3)));
+    try {
+      this.memory.grow(generous - have);
+    } catch {
+      try {
+        this.memory.grow(need - have);
+      } catch (e) {
+        throw new RangeError(`Kernels.alloc: cannot grow wasm memory from ${have * PAGE} to ${need * PAGE} bytes: ${(e as Error).message}`);
+      }
+    }
+    this.refreshViews();
+    this.onGrow?.(this.buffer);
+    return this.memory.buffer.byteLength;
+  }
+
+  // ---- 1-bit x 4-bit estimator ----------------------------------------------------------
+
+  /** Sum over p = 0..3 of popcount(plane_p AND doc) << p; planes at qPtr + p * codeBytes, doc code at dPtr. */
+  int4BitDotProduct(qPtr: number, dPtr: number, codeBytes: number): number {
+    return this.x.int4BitDotProduct(qPtr, dPtr, codeBytes) >>> 0;
+  }
+
+  /**
+   * Lucene's estimator score of records ords[0..n) (i32 array at ordsPtr) against q, written as
+   * float32 to outPtr[0..n). Records are recordSize bytes (>= codeBytes + 16) back to back at recordsPtr.
+   */
+  scoreOsqOrds(q: OsqQuery, recordsPtr: number, recordSize: number, codeBytes: number, ordsPtr: number, n: number, outPtr: number): void {
+    if (ordsPtr === 0) throw new RangeError('scoreOsqOrds: ordsPtr is 0');
+    this.score(q, recordsPtr, recordSize, codeBytes, ordsPtr, 0, n, outPtr);
+  }
+
+  /** As scoreOsqOrds for the records startOrd .. startOrd + n - 1. */
+  scoreOsqRange(q: OsqQuery, recordsPtr: number, recordSize: number, codeBytes: number, startOrd: number, n: number, outPtr: number): void {
+    this.score(q, recordsPtr, recordSize, codeBytes, 0, startOrd, n, outPtr);
+  }
+
+  private score(
+    q: OsqQuery, recordsPtr: number, recordSize: number, codeBytes: number,
+    ordsPtr: number, startOrd: number, n: number, outPtr: number,
+  ): void {
+    if (recordSize < codeBytes + 16) {
+      throw new RangeError(`1-bit records of ${codeBytes} code bytes need at least ${codeBytes + 16} bytes, got ${recordSize}`);
+    }
+    if (q.dims > codeBytes * 8 || q.dims <= codeBytes * 8 - 8) {
+      throw new RangeError(`query has ${q.dims} dims but codes are ${codeBytes} bytes`);
+    }
+    if (q.similarity < 0 || q.similarity > 3 || !Number.isInteger(q.similarity)) {
+      throw new RangeError(`unknown similarity ordinal ${q.similarity}`);
+    }
+    if (n <= 0) return;
+    const padBytes = 4 * ((codeBytes + 15) & ~15);
+    if (padBytes > this.padBytes) {
+      if (this.padPtr !== 0) this.heap.free(this.padPtr);
+      this.padPtr = this.heap.alloc(padBytes);
+      this.padBytes = padBytes;
+    }
+    this.x.osqScore(
+      q.planesPtr, codeBytes, this.padPtr,
+      recordsPtr, recordSize, ordsPtr, startOrd, n, outPtr,
+      q.lower, q.upper, q.componentSum, q.additionalCorrection, q.dims, q.similarity, q.centroidDP,
+    );
+  }
+
+  // ---- fp32 -----------------------------------------------------------------------------
+
+  /** Σ a[i]·b[i] over dim floats (SIMD summation order). */
+  dot(aPtr: number, bPtr: number, dim: number): number {
+    return this.x.dot(aPtr, bPtr, dim);
+  }
+
+  /** Σ (a[i] − b[i])² over dim floats (SIMD summation order). */
+  squareDistance(aPtr: number, bPtr: number, dim: number): number {
+    return this.x.squareDistance(aPtr, bPtr, dim);
+  }
+
+  /** Lucene's cosine: float sums, then a·b / sqrt(a·a · b·b) in double, cast to float (NaN for a zero vector). */
+  cosine(aPtr: number, bPtr: number, dim: number): number {
+    return this.x.cosine(aPtr, bPtr, dim);
+  }
+
+  /** Writes (a·b, a·a, b·b) as three float32 at outPtr. */
+  cosineParts(aPtr: number, bPtr: number, dim: number, outPtr: number): void {
+    this.x.cosineParts(aPtr, bPtr, dim, outPtr);
+  }
+
+  /** (a·b, a·a, b·b) as numbers; uses an internal 16-byte scratch block. */
+  cosineSums(aPtr: number, bPtr: number, dim: number): [dot: number, aa: number, bb: number] {
+    if (this.partsPtr === 0) this.partsPtr = this.heap.alloc(16);
+    this.x.cosineParts(aPtr, bPtr, dim, this.partsPtr);
+    const f = this.f32();
+    const i = this.partsPtr >>> 2;
+    return [f[i], f[i + 1], f[i + 2]];
+  }
+
+  /**
+   * out[q * nd + d] = dot(query q, doc d) for nq row-major query vectors at queriesPtr and nd
+   * doc vectors at docsPtr (dim floats each), float32 into outPtr. Blocked for cache and registers.
+   */
+  dotBatch(queriesPtr: number, nq: number, docsPtr: number, nd: number, dim: number, outPtr: number): void {
+    if (nq <= 0 || nd <= 0) return;
+    this.x.dotBatch(queriesPtr, nq, docsPtr, nd, dim, outPtr);
+  }
+}

@@ -1,0 +1,563 @@
+;; prescore's WebAssembly SIMD kernels (hand-written; compiled by wabt, see KernelsBinary.ts).
+;;
+;; Every instance imports its own memory ("env" "memory", up to 65536 pages = 4 GiB) that the
+;; TypeScript allocator in Kernels.ts manages; pointers are byte addresses, treated as unsigned.
+;; Byte 0..63 are never handed out, so pointer 0 can mean "absent".
+;;
+;; Float maths is plain IEEE binary32 (wasm has no implicit FMA), so the OSQ estimator below is
+;; bit-identical to Lucene's float code and to JsKernels' Math.fround emulation. The fp32 sums
+;; (dot, squareDistance, cosine, dotBatch) use SIMD lane order and are NOT bit-identical to
+;; Lucene's scalar order; callers compare them with a relative tolerance.
+(module
+  (import "env" "memory" (memory 1 65536))
+
+  ;; ---------------------------------------------------------------------------------------
+  ;; Horizontal sums.
+  (func $hsumI32 (param $v v128) (result i32)
+    (i32.add
+      (i32.add (i32x4.extract_lane 0 (local.get $v)) (i32x4.extract_lane 1 (local.get $v)))
+      (i32.add (i32x4.extract_lane 2 (local.get $v)) (i32x4.extract_lane 3 (local.get $v)))))
+
+  (func $hsumF32 (param $v v128) (result f32)
+    (f32.add
+      (f32.add (f32x4.extract_lane 0 (local.get $v)) (f32x4.extract_lane 1 (local.get $v)))
+      (f32.add (f32x4.extract_lane 2 (local.get $v)) (f32x4.extract_lane 3 (local.get $v)))))
+
+  ;; ---------------------------------------------------------------------------------------
+  ;; $bitDot(p0, stride, d, nbytes): sum over p = 0..3 of popcount(plane_p AND doc) << p over the
+  ;; first nbytes (a multiple of 16) of each, plane p at p0 + p*stride, doc at d.
+  ;;
+  ;; Rather than four i8x16.popcnt per 16-byte chunk (x64 has no byte popcount below AVX-512, so
+  ;; each is ~10 instructions of nibble-table lookups), the chunks are summed bit-sliced: every
+  ;; bit lane keeps a 4-bit counter in a0..a3 (a_k holds bit k of all 128 counters). Adding a
+  ;; chunk adds the 4-bit value (x3 x2 x1 x0), x_p = plane_p AND doc, to each lane's counter with a
+  ;; ripple-carry adder (a half adder at bit 0, full adders at bits 1..3); the carry out of bit 3,
+  ;; worth 16, is popcounted into u8 lanes cc (<= 8 per chunk, flushed to u32 every 31 chunks).
+  ;; At the end the counters are read out with one popcount per bit:
+  ;;   total = popcnt(a0) + 2 popcnt(a1) + 4 popcnt(a2) + 8 popcnt(a3) + 16 * sum(cc)
+  ;; i.e. one i8x16.popcnt per chunk instead of four, plus four per call.
+  (func $bitDot (param $p0 i32) (param $stride i32) (param $d i32) (param $nbytes i32) (result i32)
+    (local $p1 i32) (local $p2 i32) (local $p3 i32) (local $i i32) (local $blockEnd i32)
+    (local $dv v128) (local $x v128) (local $t v128) (local $c v128)
+    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
+    (local $cc v128) (local $w v128) (local $acc32 v128)
+    (local.set $p1 (i32.add (local.get $p0) (local.get $stride)))
+    (local.set $p2 (i32.add (local.get $p1) (local.get $stride)))
+    (local.set $p3 (i32.add (local.get $p2) (local.get $stride)))
+    (block $done
+      (loop $block
+        (br_if $done (i32.ge_u (local.get $i) (local.get $nbytes)))
+        (local.set $blockEnd
+          (select
+            (local.get $nbytes)
+            (i32.add (local.get $i) (i32.const 496))
+            (i32.lt_u (i32.sub (local.get $nbytes) (local.get $i)) (i32.const 496))))
+        (local.set $cc (v128.const i32x4 0 0 0 0))
+        (loop $chunk
+          (local.set $dv (v128.load align=1 (i32.add (local.get $d) (local.get $i))))
+          ;; bit 0: half adder
+          (local.set $x (v128.and (local.get $dv) (v128.load align=1 (i32.add (local.get $p0) (local.get $i)))))
+          (local.set $c (v128.and (local.get $a0) (local.get $x)))
+          (local.set $a0 (v128.xor (local.get $a0) (local.get $x)))
+          ;; bits 1..3: full adders; carry = majority(a, x, c) = (a == x) ? a : c
+          (local.set $x (v128.and (local.get $dv) (v128.load align=1 (i32.add (local.get $p1) (local.get $i)))))
+          (local.set $t (v128.xor (local.get $a1) (local.get $x)))
+          (local.set $a1 (v128.xor (local.get $t) (local.get $c)))
+          (local.set $c (v128.bitselect (local.get $c) (local.get $x) (local.get $t)))
+          (local.set $x (v128.and (local.get $dv) (v128.load align=1 (i32.add (local.get $p2) (local.get $i)))))
+          (local.set $t (v128.xor (local.get $a2) (local.get $x)))
+          (local.set $a2 (v128.xor (local.get $t) (local.get $c)))
+          (local.set $c (v128.bitselect (local.get $c) (local.get $x) (local.get $t)))
+          (local.set $x (v128.and (local.get $dv) (v128.load align=1 (i32.add (local.get $p3) (local.get $i)))))
+          (local.set $t (v128.xor (local.get $a3) (local.get $x)))
+          (local.set $a3 (v128.xor (local.get $t) (local.get $c)))
+          (local.set $c (v128.bitselect (local.get $c) (local.get $x) (local.get $t)))
+          ;; carry out of bit 3 (worth 16)
+          (local.set $cc (i8x16.add (local.get $cc) (i8x16.popcnt (local.get $c))))
+          (local.set $i (i32.add (local.get $i) (i32.const 16)))
+          (br_if $chunk (i32.lt_u (local.get $i) (local.get $blockEnd))))
+        (local.set $acc32
+          (i32x4.add (local.get $acc32)
+            (i32x4.extadd_pairwise_i16x8_u
+              (i16x8.shl (i16x8.extadd_pairwise_i8x16_u (local.get $cc)) (i32.const 4)))))
+        (br $block)))
+    ;; read the counters out: Horner in u8 lanes (<= 8 * 15 = 120), then widen
+    (local.set $w (i8x16.popcnt (local.get $a3)))
+    (local.set $w (i8x16.add (i8x16.add (local.get $w) (local.get $w)) (i8x16.popcnt (local.get $a2))))
+    (local.set $w (i8x16.add (i8x16.add (local.get $w) (local.get $w)) (i8x16.popcnt (local.get $a1))))
+    (local.set $w (i8x16.add (i8x16.add (local.get $w) (local.get $w)) (i8x16.popcnt (local.get $a0))))
+    (local.set $acc32
+      (i32x4.add (local.get $acc32)
+        (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $w)))))
+    (call $hsumI32 (local.get $acc32)))
+
+  ;; int4BitDotProduct(q, d, n): sum over p = 0..3 of popcount(plane_p AND doc) << p, where
+  ;; plane p is the n bytes at q + p*n and doc is the n bytes at d. Whole 16-byte chunks go
+  ;; through $bitDot; the rest 8 bytes at a time with i64.popcnt, then byte by byte, so nothing
+  ;; outside [q, q+4n) and [d, d+n) is read.
+  (func $int4BitDotProduct (export "int4BitDotProduct")
+    (param $q i32) (param $d i32) (param $n i32) (result i32)
+    (local $q1 i32) (local $q2 i32) (local $q3 i32)
+    (local $i i32) (local $sum i32) (local $x i64) (local $xb i32)
+    (local.set $q1 (i32.add (local.get $q) (local.get $n)))
+    (local.set $q2 (i32.add (local.get $q1) (local.get $n)))
+    (local.set $q3 (i32.add (local.get $q2) (local.get $n)))
+    (local.set $i (i32.and (local.get $n) (i32.const -16)))
+    (local.set $sum (call $bitDot (local.get $q) (local.get $n) (local.get $d) (local.get $i)))
+    (block $t8Done
+      (loop $t8
+        (br_if $t8Done (i32.gt_u (i32.add (local.get $i) (i32.const 8)) (local.get $n)))
+        (local.set $x (i64.load align=1 (i32.add (local.get $d) (local.get $i))))
+        (local.set $sum
+          (i32.add (local.get $sum)
+            (i32.wrap_i64
+              (i64.add
+                (i64.add
+                  (i64.popcnt (i64.and (local.get $x)
+                    (i64.load align=1 (i32.add (local.get $q) (local.get $i)))))
+                  (i64.shl (i64.popcnt (i64.and (local.get $x)
+                    (i64.load align=1 (i32.add (local.get $q1) (local.get $i))))) (i64.const 1)))
+                (i64.add
+                  (i64.shl (i64.popcnt (i64.and (local.get $x)
+                    (i64.load align=1 (i32.add (local.get $q2) (local.get $i))))) (i64.const 2))
+                  (i64.shl (i64.popcnt (i64.and (local.get $x)
+                    (i64.load align=1 (i32.add (local.get $q3) (local.get $i))))) (i64.const 3)))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 8)))
+        (br $t8)))
+    (block $t1Done
+      (loop $t1
+        (br_if $t1Done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $xb (i32.load8_u (i32.add (local.get $d) (local.get $i))))
+        (local.set $sum
+          (i32.add (local.get $sum)
+            (i32.add
+              (i32.add
+                (i32.popcnt (i32.and (local.get $xb)
+                  (i32.load8_u (i32.add (local.get $q) (local.get $i)))))
+                (i32.shl (i32.popcnt (i32.and (local.get $xb)
+                  (i32.load8_u (i32.add (local.get $q1) (local.get $i))))) (i32.const 1)))
+              (i32.add
+                (i32.shl (i32.popcnt (i32.and (local.get $xb)
+                  (i32.load8_u (i32.add (local.get $q2) (local.get $i))))) (i32.const 2))
+                (i32.shl (i32.popcnt (i32.and (local.get $xb)
+                  (i32.load8_u (i32.add (local.get $q3) (local.get $i))))) (i32.const 3))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $t1)))
+    (local.get $sum))
+
+  ;; ---------------------------------------------------------------------------------------
+  ;; osqScore: Lucene's 1-bit x 4-bit OSQ estimator (Lucene104ScalarQuantizedVectorScorer's
+  ;; quantizedScore; lucene-compat.md section 4.4) for n doc records, written as f32 to out[k].
+  ;;
+  ;; Record k is ords[k] when ords != 0 (an i32 array), else start + k. Records are
+  ;; [code codeBytes][lower f32][upper f32][additionalCorrection f32][componentSum i32], packed
+  ;; back to back with no alignment (29 bytes for 100 dims), so every load is align=1.
+  ;;
+  ;; The query planes (4 x codeBytes at `planes`) are first copied to `pad` with each plane
+  ;; zero-padded to stride = codeBytes rounded up to 16 (pad must hold 4 * stride bytes). The
+  ;; $bitDot then reads whole 16-byte chunks of the doc code: the bytes past the code belong to
+  ;; the record's 16 bytes of corrections (so the load stays inside the record) and meet zero
+  ;; plane bytes, so they add nothing.
+  ;;
+  ;; Arithmetic, float32 throughout, in Lucene's order (checked against apache/lucene
+  ;; lucene/core/src/java/org/apache/lucene/codecs/lucene104/Lucene104ScalarQuantizedVectorScorer.java
+  ;; at eb31ec0: the max(d2, 0) clamp is EUCLIDEAN-only, the [-1, 1] clamp DOT_PRODUCT/COSINE-only,
+  ;; MIP is unclamped; VectorUtil.scaleMaxInnerProductScore computes 1 / (1 + -1 * s'), equal to
+  ;; 1 / (1 - s') since negation is exact):
+  ;;   lx = ux - ax            (Lucene multiplies by the 1-bit scale 1f; x * 1f == x)
+  ;;   ly = (uy - ay) * (1f/15f)
+  ;;   s  = ((ax*ay)*D + (ay*lx)*x1) + (ax*ly)*y1) + (lx*ly)*qc   (D, x1, y1, qc as float)
+  ;;   EUCLIDEAN (0):  d2 = (corrY + corrX) - 2*s;  score = 1 / (1 + max(d2, 0))
+  ;;   others:         s' = s + ((corrY + corrX) - centroidDP)
+  ;;     MAXIMUM_INNER_PRODUCT (3): s' < 0 ? 1 / (1 - s') : s' + 1
+  ;;     DOT_PRODUCT (1), COSINE (2): (1 + min(max(s', -1), 1)) / 2
+  (func $osqScore (export "osqScore")
+    (param $planes i32) (param $codeBytes i32) (param $pad i32)
+    (param $records i32) (param $recordSize i32)
+    (param $ords i32) (param $start i32) (param $n i32) (param $out i32)
+    (param $ay f32) (param $uy f32) (param $y1 i32) (param $corrY f32)
+    (param $dims i32) (param $sim i32) (param $centroidDP f32)
+    (local $stride i32) (local $p i32)
+    (local $k i32) (local $rec i32) (local $cor i32)
+    (local $ly f32) (local $df f32) (local $y1f f32)
+    (local $ax f32) (local $lx f32) (local $cx f32) (local $s f32) (local $r f32)
+    (local.set $stride (i32.and (i32.add (local.get $codeBytes) (i32.const 15)) (i32.const -16)))
+    (loop $padPlane
+      (memory.copy
+        (i32.add (local.get $pad) (i32.mul (local.get $p) (local.get $stride)))
+        (i32.add (local.get $planes) (i32.mul (local.get $p) (local.get $codeBytes)))
+        (local.get $codeBytes))
+      (memory.fill
+        (i32.add (i32.add (local.get $pad) (i32.mul (local.get $p) (local.get $stride)))
+          (local.get $codeBytes))
+        (i32.const 0)
+        (i32.sub (local.get $stride) (local.get $codeBytes)))
+      (local.set $p (i32.add (local.get $p) (i32.const 1)))
+      (br_if $padPlane (i32.lt_u (local.get $p) (i32.const 4))))
+
+    (local.set $ly (f32.mul (f32.sub (local.get $uy) (local.get $ay)) (f32.const 0x1.111112p-4)))
+    (local.set $df (f32.convert_i32_s (local.get $dims)))
+    (local.set $y1f (f32.convert_i32_s (local.get $y1)))
+
+    (if (i32.gt_s (local.get $n) (i32.const 0))
+      (then
+        (loop $record
+          (local.set $rec
+            (i32.add (local.get $records)
+              (i32.mul (local.get $recordSize)
+                (if (result i32) (local.get $ords)
+                  (then (i32.load (i32.add (local.get $ords) (i32.shl (local.get $k) (i32.const 2)))))
+                  (else (i32.add (local.get $start) (local.get $k)))))))
+
+          (local.set $cor (i32.add (local.get $rec) (local.get $codeBytes)))
+          (local.set $ax (f32.load align=1 (local.get $cor)))
+          (local.set $lx (f32.sub (f32.load offset=4 align=1 (local.get $cor)) (local.get $ax)))
+          (local.set $cx (f32.load offset=8 align=1 (local.get $cor)))
+          (local.set $s
+            (f32.add
+              (f32.add
+                (f32.add
+                  (f32.mul (f32.mul (local.get $ax) (local.get $ay)) (local.get $df))
+                  (f32.mul (f32.mul (local.get $ay) (local.get $lx))
+                    (f32.convert_i32_s (i32.load offset=12 align=1 (local.get $cor)))))
+                (f32.mul (f32.mul (local.get $ax) (local.get $ly)) (local.get $y1f)))
+              (f32.mul (f32.mul (local.get $lx) (local.get $ly))
+                (f32.convert_i32_s
+                  (call $bitDot (local.get $pad) (local.get $stride) (local.get $rec) (local.get $stride))))))
+          (if (i32.eqz (local.get $sim))
+            (then
+              (local.set $r
+                (f32.div (f32.const 1)
+                  (f32.add (f32.const 1)
+                    (f32.max
+                      (f32.sub (f32.add (local.get $corrY) (local.get $cx))
+                        (f32.mul (f32.const 2) (local.get $s)))
+                      (f32.const 0))))))
+            (else
+              (local.set $s
+                (f32.add (local.get $s)
+                  (f32.sub (f32.add (local.get $corrY) (local.get $cx)) (local.get $centroidDP))))
+              (if (i32.eq (local.get $sim) (i32.const 3))
+                (then
+                  (local.set $r
+                    (if (result f32) (f32.lt (local.get $s) (f32.const 0))
+                      (then (f32.div (f32.const 1) (f32.sub (f32.const 1) (local.get $s))))
+                      (else (f32.add (local.get $s) (f32.const 1))))))
+                (else
+                  (local.set $r
+                    (f32.div
+                      (f32.add (f32.const 1)
+                        (f32.min (f32.max (local.get $s) (f32.const -1)) (f32.const 1)))
+                      (f32.const 2)))))))
+          (f32.store align=1
+            (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 2)))
+            (local.get $r))
+          (local.set $k (i32.add (local.get $k) (i32.const 1)))
+          (br_if $record (i32.lt_u (local.get $k) (local.get $n)))))))
+
+  ;; ---------------------------------------------------------------------------------------
+  ;; fp32 kernels. dot and squareDistance keep four f32x4 accumulators over 16 floats, then one
+  ;; over the remaining groups of 4, reduce (acc0+acc1)+(acc2+acc3) and lanes (l0+l1)+(l2+l3),
+  ;; then add the last dim % 4 products sequentially.
+  (func $dot (export "dot") (param $a i32) (param $b i32) (param $dim i32) (result f32)
+    (local $i i32) (local $n16 i32) (local $n4 i32) (local $nb i32) (local $s f32)
+    (local $acc0 v128) (local $acc1 v128) (local $acc2 v128) (local $acc3 v128)
+    (local.set $n16 (i32.shl (i32.and (local.get $dim) (i32.const -16)) (i32.const 2)))
+    (local.set $n4 (i32.shl (i32.and (local.get $dim) (i32.const -4)) (i32.const 2)))
+    (local.set $nb (i32.shl (local.get $dim) (i32.const 2)))
+    (if (local.get $n16)
+      (then
+        (loop $l16
+          (local.set $acc0 (f32x4.add (local.get $acc0) (f32x4.mul
+            (v128.load align=4 (i32.add (local.get $a) (local.get $i)))
+            (v128.load align=4 (i32.add (local.get $b) (local.get $i))))))
+          (local.set $acc1 (f32x4.add (local.get $acc1) (f32x4.mul
+            (v128.load offset=16 align=4 (i32.add (local.get $a) (local.get $i)))
+            (v128.load offset=16 align=4 (i32.add (local.get $b) (local.get $i))))))
+          (local.set $acc2 (f32x4.add (local.get $acc2) (f32x4.mul
+            (v128.load offset=32 align=4 (i32.add (local.get $a) (local.get $i)))
+            (v128.load offset=32 align=4 (i32.add (local.get $b) (local.get $i))))))
+          (local.set $acc3 (f32x4.add (local.get $acc3) (f32x4.mul
+            (v128.load offset=48 align=4 (i32.add (local.get $a) (local.get $i)))
+            (v128.load offset=48 align=4 (i32.add (local.get $b) (local.get $i))))))
+          (local.set $i (i32.add (local.get $i) (i32.const 64)))
+          (br_if $l16 (i32.lt_u (local.get $i) (local.get $n16))))))
+    (block $d4
+      (loop $l4
+        (br_if $d4 (i32.ge_u (local.get $i) (local.get $n4)))
+        (local.set $acc0 (f32x4.add (local.get $acc0) (f32x4.mul
+          (v128.load align=4 (i32.add (local.get $a) (local.get $i)))
+          (v128.load align=4 (i32.add (local.get $b) (local.get $i))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l4)))
+    (local.set $s (call $hsumF32
+      (f32x4.add (f32x4.add (local.get $acc0) (local.get $acc1))
+        (f32x4.add (local.get $acc2) (local.get $acc3)))))
+    (block $d1
+      (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $i) (local.get $nb)))
+        (local.set $s (f32.add (local.get $s) (f32.mul
+          (f32.load (i32.add (local.get $a) (local.get $i)))
+          (f32.load (i32.add (local.get $b) (local.get $i))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $l1)))
+    (local.get $s))
+
+  (func $squareDistance (export "squareDistance") (param $a i32) (param $b i32) (param $dim i32) (result f32)
+    (local $i i32) (local $n16 i32) (local $n4 i32) (local $nb i32) (local $s f32) (local $e f32)
+    (local $acc0 v128) (local $acc1 v128) (local $acc2 v128) (local $acc3 v128) (local $v v128)
+    (local.set $n16 (i32.shl (i32.and (local.get $dim) (i32.const -16)) (i32.const 2)))
+    (local.set $n4 (i32.shl (i32.and (local.get $dim) (i32.const -4)) (i32.const 2)))
+    (local.set $nb (i32.shl (local.get $dim) (i32.const 2)))
+    (if (local.get $n16)
+      (then
+        (loop $l16
+          (local.set $v (f32x4.sub
+            (v128.load align=4 (i32.add (local.get $a) (local.get $i)))
+            (v128.load align=4 (i32.add (local.get $b) (local.get $i)))))
+          (local.set $acc0 (f32x4.add (local.get $acc0) (f32x4.mul (local.get $v) (local.get $v))))
+          (local.set $v (f32x4.sub
+            (v128.load offset=16 align=4 (i32.add (local.get $a) (local.get $i)))
+            (v128.load offset=16 align=4 (i32.add (local.get $b) (local.get $i)))))
+          (local.set $acc1 (f32x4.add (local.get $acc1) (f32x4.mul (local.get $v) (local.get $v))))
+          (local.set $v (f32x4.sub
+            (v128.load offset=32 align=4 (i32.add (local.get $a) (local.get $i)))
+            (v128.load offset=32 align=4 (i32.add (local.get $b) (local.get $i)))))
+          (local.set $acc2 (f32x4.add (local.get $acc2) (f32x4.mul (local.get $v) (local.get $v))))
+          (local.set $v (f32x4.sub
+            (v128.load offset=48 align=4 (i32.add (local.get $a) (local.get $i)))
+            (v128.load offset=48 align=4 (i32.add (local.get $b) (local.get $i)))))
+          (local.set $acc3 (f32x4.add (local.get $acc3) (f32x4.mul (local.get $v) (local.get $v))))
+          (local.set $i (i32.add (local.get $i) (i32.const 64)))
+          (br_if $l16 (i32.lt_u (local.get $i) (local.get $n16))))))
+    (block $d4
+      (loop $l4
+        (br_if $d4 (i32.ge_u (local.get $i) (local.get $n4)))
+        (local.set $v (f32x4.sub
+          (v128.load align=4 (i32.add (local.get $a) (local.get $i)))
+          (v128.load align=4 (i32.add (local.get $b) (local.get $i)))))
+        (local.set $acc0 (f32x4.add (local.get $acc0) (f32x4.mul (local.get $v) (local.get $v))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $l4)))
+    (local.set $s (call $hsumF32
+      (f32x4.add (f32x4.add (local.get $acc0) (local.get $acc1))
+        (f32x4.add (local.get $acc2) (local.get $acc3)))))
+    (block $d1
+      (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $i) (local.get $nb)))
+        (local.set $e (f32.sub
+          (f32.load (i32.add (local.get $a) (local.get $i)))
+          (f32.load (i32.add (local.get $b) (local.get $i)))))
+        (local.set $s (f32.add (local.get $s) (f32.mul (local.get $e) (local.get $e))))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $l1)))
+    (local.get $s))
+
+  ;; (a.b, a.a, b.b) with two f32x4 accumulators per quantity over 8 floats, one over the
+  ;; remaining group of 4, then the dim % 4 tail sequentially.
+  (func $cosineSums (param $a i32) (param $b i32) (param $dim i32) (result f32 f32 f32)
+    (local $i i32) (local $n8 i32) (local $n4 i32) (local $nb i32)
+    (local $x v128) (local $y v128)
+    (local $ab0 v128) (local $ab1 v128) (local $aa0 v128) (local $aa1 v128) (local $bb0 v128) (local $bb1 v128)
+    (local $sab f32) (local $saa f32) (local $sbb f32) (local $fx f32) (local $fy f32)
+    (local.set $n8 (i32.shl (i32.and (local.get $dim) (i32.const -8)) (i32.const 2)))
+    (local.set $n4 (i32.shl (i32.and (local.get $dim) (i32.const -4)) (i32.const 2)))
+    (local.set $nb (i32.shl (local.get $dim) (i32.const 2)))
+    (if (local.get $n8)
+      (then
+        (loop $l8
+          (local.set $x (v128.load align=4 (i32.add (local.get $a) (local.get $i))))
+          (local.set $y (v128.load align=4 (i32.add (local.get $b) (local.get $i))))
+          (local.set $ab0 (f32x4.add (local.get $ab0) (f32x4.mul (local.get $x) (local.get $y))))
+          (local.set $aa0 (f32x4.add (local.get $aa0) (f32x4.mul (local.get $x) (local.get $x))))
+          (local.set $bb0 (f32x4.add (local.get $bb0) (f32x4.mul (local.get $y) (local.get $y))))
+          (local.set $x (v128.load offset=16 align=4 (i32.add (local.get $a) (local.get $i))))
+          (local.set $y (v128.load offset=16 align=4 (i32.add (local.get $b) (local.get $i))))
+          (local.set $ab1 (f32x4.add (local.get $ab1) (f32x4.mul (local.get $x) (local.get $y))))
+          (local.set $aa1 (f32x4.add (local.get $aa1) (f32x4.mul (local.get $x) (local.get $x))))
+          (local.set $bb1 (f32x4.add (local.get $bb1) (f32x4.mul (local.get $y) (local.get $y))))
+          (local.set $i (i32.add (local.get $i) (i32.const 32)))
+          (br_if $l8 (i32.lt_u (local.get $i) (local.get $n8))))))
+    (if (i32.lt_u (local.get $i) (local.get $n4))
+      (then
+        (local.set $x (v128.load align=4 (i32.add (local.get $a) (local.get $i))))
+        (local.set $y (v128.load align=4 (i32.add (local.get $b) (local.get $i))))
+        (local.set $ab0 (f32x4.add (local.get $ab0) (f32x4.mul (local.get $x) (local.get $y))))
+        (local.set $aa0 (f32x4.add (local.get $aa0) (f32x4.mul (local.get $x) (local.get $x))))
+        (local.set $bb0 (f32x4.add (local.get $bb0) (f32x4.mul (local.get $y) (local.get $y))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))))
+    (local.set $sab (call $hsumF32 (f32x4.add (local.get $ab0) (local.get $ab1))))
+    (local.set $saa (call $hsumF32 (f32x4.add (local.get $aa0) (local.get $aa1))))
+    (local.set $sbb (call $hsumF32 (f32x4.add (local.get $bb0) (local.get $bb1))))
+    (block $d1
+      (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $i) (local.get $nb)))
+        (local.set $fx (f32.load (i32.add (local.get $a) (local.get $i))))
+        (local.set $fy (f32.load (i32.add (local.get $b) (local.get $i))))
+        (local.set $sab (f32.add (local.get $sab) (f32.mul (local.get $fx) (local.get $fy))))
+        (local.set $saa (f32.add (local.get $saa) (f32.mul (local.get $fx) (local.get $fx))))
+        (local.set $sbb (f32.add (local.get $sbb) (f32.mul (local.get $fy) (local.get $fy))))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $l1)))
+    (local.get $sab) (local.get $saa) (local.get $sbb))
+
+  ;; Writes (a.b, a.a, b.b) as three f32 at out.
+  (func (export "cosineParts") (param $a i32) (param $b i32) (param $dim i32) (param $out i32)
+    (local $sab f32) (local $saa f32) (local $sbb f32)
+    (call $cosineSums (local.get $a) (local.get $b) (local.get $dim))
+    (local.set $sbb) (local.set $saa) (local.set $sab)
+    (f32.store align=4 (local.get $out) (local.get $sab))
+    (f32.store offset=4 align=4 (local.get $out) (local.get $saa))
+    (f32.store offset=8 align=4 (local.get $out) (local.get $sbb)))
+
+  ;; Lucene's cosine: float sums, quotient sum / sqrt(norm1 * norm2) in double, cast to float.
+  (func (export "cosine") (param $a i32) (param $b i32) (param $dim i32) (result f32)
+    (local $sab f32) (local $saa f32) (local $sbb f32)
+    (call $cosineSums (local.get $a) (local.get $b) (local.get $dim))
+    (local.set $sbb) (local.set $saa) (local.set $sab)
+    (f32.demote_f64
+      (f64.div (f64.promote_f32 (local.get $sab))
+        (f64.sqrt (f64.mul (f64.promote_f32 (local.get $saa)) (f64.promote_f32 (local.get $sbb)))))))
+
+  ;; ---------------------------------------------------------------------------------------
+  ;; dotBatch(qs, nq, ds, nd, dim, out): out[q*nd + d] = dot(query q, doc d), row-major float
+  ;; matrices. Docs are taken in blocks of about 192 KiB (kept in L2); for each block every group
+  ;; of 4 queries sweeps it 2 docs at a time with a 4x2 register tile (8 accumulators), so each
+  ;; doc vector is read once per 4 queries and each query vector once per 2 docs.
+  ;; Leftover docs (odd block) and queries (nq % 4) fall back to $dot.
+  (func $tailDot (param $s f32) (param $a i32) (param $b i32) (param $i i32) (param $nb i32) (result f32)
+    (block $d1
+      (loop $l1
+        (br_if $d1 (i32.ge_u (local.get $i) (local.get $nb)))
+        (local.set $s (f32.add (local.get $s) (f32.mul
+          (f32.load (i32.add (local.get $a) (local.get $i)))
+          (f32.load (i32.add (local.get $b) (local.get $i))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $l1)))
+    (local.get $s))
+
+  (func $tile4x2 (param $q0 i32) (param $row i32) (param $d0 i32) (param $dim i32)
+    (param $o i32) (param $ostride i32)
+    (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $d1 i32)
+    (local $i i32) (local $n4 i32) (local $nb i32)
+    (local $x0 v128) (local $x1 v128) (local $y v128)
+    (local $a00 v128) (local $a01 v128) (local $a10 v128) (local $a11 v128)
+    (local $a20 v128) (local $a21 v128) (local $a30 v128) (local $a31 v128)
+    (local.set $q1 (i32.add (local.get $q0) (local.get $row)))
+    (local.set $q2 (i32.add (local.get $q1) (local.get $row)))
+    (local.set $q3 (i32.add (local.get $q2) (local.get $row)))
+    (local.set $d1 (i32.add (local.get $d0) (local.get $row)))
+    (local.set $n4 (i32.shl (i32.and (local.get $dim) (i32.const -4)) (i32.const 2)))
+    (local.set $nb (i32.shl (local.get $dim) (i32.const 2)))
+    (if (local.get $n4)
+      (then
+        (loop $k
+          (local.set $x0 (v128.load align=4 (i32.add (local.get $d0) (local.get $i))))
+          (local.set $x1 (v128.load align=4 (i32.add (local.get $d1) (local.get $i))))
+          (local.set $y (v128.load align=4 (i32.add (local.get $q0) (local.get $i))))
+          (local.set $a00 (f32x4.add (local.get $a00) (f32x4.mul (local.get $y) (local.get $x0))))
+          (local.set $a01 (f32x4.add (local.get $a01) (f32x4.mul (local.get $y) (local.get $x1))))
+          (local.set $y (v128.load align=4 (i32.add (local.get $q1) (local.get $i))))
+          (local.set $a10 (f32x4.add (local.get $a10) (f32x4.mul (local.get $y) (local.get $x0))))
+          (local.set $a11 (f32x4.add (local.get $a11) (f32x4.mul (local.get $y) (local.get $x1))))
+          (local.set $y (v128.load align=4 (i32.add (local.get $q2) (local.get $i))))
+          (local.set $a20 (f32x4.add (local.get $a20) (f32x4.mul (local.get $y) (local.get $x0))))
+          (local.set $a21 (f32x4.add (local.get $a21) (f32x4.mul (local.get $y) (local.get $x1))))
+          (local.set $y (v128.load align=4 (i32.add (local.get $q3) (local.get $i))))
+          (local.set $a30 (f32x4.add (local.get $a30) (f32x4.mul (local.get $y) (local.get $x0))))
+          (local.set $a31 (f32x4.add (local.get $a31) (f32x4.mul (local.get $y) (local.get $x1))))
+          (local.set $i (i32.add (local.get $i) (i32.const 16)))
+          (br_if $k (i32.lt_u (local.get $i) (local.get $n4))))))
+    (f32.store align=4 (local.get $o)
+      (call $tailDot (call $hsumF32 (local.get $a00)) (local.get $q0) (local.get $d0) (local.get $n4) (local.get $nb)))
+    (f32.store offset=4 align=4 (local.get $o)
+      (call $tailDot (call $hsumF32 (local.get $a01)) (local.get $q0) (local.get $d1) (local.get $n4) (local.get $nb)))
+    (local.set $o (i32.add (local.get $o) (local.get $ostride)))
+    (f32.store align=4 (local.get $o)
+      (call $tailDot (call $hsumF32 (local.get $a10)) (local.get $q1) (local.get $d0) (local.get $n4) (local.get $nb)))
+    (f32.store offset=4 align=4 (local.get $o)
+      (call $tailDot (call $hsumF32 (local.get $a11)) (local.get $q1) (local.get $d1) (local.get $n4) (local.get $nb)))
+    (local.set $o (i32.add (local.get $o) (local.get $ostride)))
+    (f32.store align=4 (local.get $o)
+      (call $tailDot (call $hsumF32 (local.get $a20)) (local.get $q2) (local.get $d0) (local.get $n4) (local.get $nb)))
+    (f32.store offset=4 align=4 (local.get $o)
+      (call $tailDot (call $hsumF32 (local.get $a21)) (local.get $q2) (local.get $d1) (local.get $n4) (local.get $nb)))
+    (local.set $o (i32.add (local.get $o) (local.get $ostride)))
+    (f32.store align=4 (local.get $o)
+      (call $tailDot (call $hsumF32 (local.get $a30)) (local.get $q3) (local.get $d0) (local.get $n4) (local.get $nb)))
+    (f32.store offset=4 align=4 (local.get $o)
+      (call $tailDot (call $hsumF32 (local.get $a31)) (local.get $q3) (local.get $d1) (local.get $n4) (local.get $nb))))
+
+  (func (export "dotBatch") (param $qs i32) (param $nq i32) (param $ds i32) (param $nd i32)
+    (param $dim i32) (param $out i32)
+    (local $row i32) (local $ostride i32) (local $blockDocs i32) (local $nq4 i32)
+    (local $db i32) (local $dbEnd i32) (local $q i32) (local $d i32) (local $j i32)
+    (local.set $row (i32.shl (local.get $dim) (i32.const 2)))
+    (local.set $ostride (i32.shl (local.get $nd) (i32.const 2)))
+    (local.set $blockDocs (i32.and (i32.div_u (i32.const 196608) (select (local.get $row) (i32.const 1) (local.get $row))) (i32.const -2)))
+    (if (i32.lt_u (local.get $blockDocs) (i32.const 2)) (then (local.set $blockDocs (i32.const 2))))
+    (local.set $nq4 (i32.and (local.get $nq) (i32.const -4)))
+    (block $docsDone
+      (loop $docBlock
+        (br_if $docsDone (i32.ge_u (local.get $db) (local.get $nd)))
+        (local.set $dbEnd
+          (select
+            (local.get $nd)
+            (i32.add (local.get $db) (local.get $blockDocs))
+            (i32.lt_u (i32.sub (local.get $nd) (local.get $db)) (local.get $blockDocs))))
+        (local.set $q (i32.const 0))
+        (block $q4Done
+          (loop $q4
+            (br_if $q4Done (i32.ge_u (local.get $q) (local.get $nq4)))
+            (local.set $d (local.get $db))
+            (block $pairsDone
+              (loop $pair
+                (br_if $pairsDone (i32.gt_u (i32.add (local.get $d) (i32.const 2)) (local.get $dbEnd)))
+                (call $tile4x2
+                  (i32.add (local.get $qs) (i32.mul (local.get $q) (local.get $row)))
+                  (local.get $row)
+                  (i32.add (local.get $ds) (i32.mul (local.get $d) (local.get $row)))
+                  (local.get $dim)
+                  (i32.add (local.get $out)
+                    (i32.shl (i32.add (i32.mul (local.get $q) (local.get $nd)) (local.get $d)) (i32.const 2)))
+                  (local.get $ostride))
+                (local.set $d (i32.add (local.get $d) (i32.const 2)))
+                (br $pair)))
+            (if (i32.lt_u (local.get $d) (local.get $dbEnd))
+              (then
+                (local.set $j (i32.const 0))
+                (loop $lastDoc
+                  (f32.store align=4
+                    (i32.add (local.get $out)
+                      (i32.shl
+                        (i32.add (i32.mul (i32.add (local.get $q) (local.get $j)) (local.get $nd)) (local.get $d))
+                        (i32.const 2)))
+                    (call $dot
+                      (i32.add (local.get $qs) (i32.mul (i32.add (local.get $q) (local.get $j)) (local.get $row)))
+                      (i32.add (local.get $ds) (i32.mul (local.get $d) (local.get $row)))
+                      (local.get $dim)))
+                  (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                  (br_if $lastDoc (i32.lt_u (local.get $j) (i32.const 4))))))
+            (local.set $q (i32.add (local.get $q) (i32.const 4)))
+            (br $q4)))
+        (block $qRestDone
+          (loop $qRest
+            (br_if $qRestDone (i32.ge_u (local.get $q) (local.get $nq)))
+            (local.set $d (local.get $db))
+            (block $dRestDone
+              (loop $dRest
+                (br_if $dRestDone (i32.ge_u (local.get $d) (local.get $dbEnd)))
+                (f32.store align=4
+                  (i32.add (local.get $out)
+                    (i32.shl (i32.add (i32.mul (local.get $q) (local.get $nd)) (local.get $d)) (i32.const 2)))
+                  (call $dot
+                    (i32.add (local.get $qs) (i32.mul (local.get $q) (local.get $row)))
+                    (i32.add (local.get $ds) (i32.mul (local.get $d) (local.get $row)))
+                    (local.get $dim)))
+                (local.set $d (i32.add (local.get $d) (i32.const 1)))
+                (br $dRest)))
+            (local.set $q (i32.add (local.get $q) (i32.const 1)))
+            (br $qRest)))
+        (local.set $db (local.get $dbEnd))
+        (br $docBlock))))
+)
