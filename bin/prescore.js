@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const cli = new URL('../dist/src/cli.js', import.meta.url);
+process.env.PRESCORE_CLI = '1';
 if (!existsSync(fileURLToPath(cli))) {
   console.error('prescore: dist/ is missing; run `npm install` (or `npm run build`) first.');
   process.exit(1);

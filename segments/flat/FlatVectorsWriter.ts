@@ -29,7 +29,8 @@ export interface FlatFieldSpec {
  */
 export class FlatVectorsWriter {
   private readonly data: IndexOutput;
-  private readonly dataOffset: number;
+  /** Offset of ord 0 in `.vec` (page-aligned). */
+  readonly vectorDataOffset: number;
   private count = 0;
   private finished = false;
   readonly dataPath: string;
@@ -46,7 +47,7 @@ export class FlatVectorsWriter {
     this.metaPath = join(dir, segmentFileName(segmentName, suffix, FLAT_META_EXTENSION));
     this.data = new IndexOutput(this.dataPath);
     writeIndexHeader(this.data, FLAT_DATA_CODEC, FLAT_VERSION_CURRENT, segmentId, suffix);
-    this.dataOffset = this.data.alignTo(PRESCORE_VECTOR_DATA_ALIGNMENT);
+    this.vectorDataOffset = this.data.alignTo(PRESCORE_VECTOR_DATA_ALIGNMENT);
   }
 
   get size(): number {
@@ -67,7 +68,7 @@ export class FlatVectorsWriter {
   finish(maxDoc = this.count): { dataLength: number; metaLength: number } {
     if (this.finished) throw new Error('writer already finished');
     this.finished = true;
-    const vectorDataLength = this.data.filePointer - this.dataOffset;
+    const vectorDataLength = this.data.filePointer - this.vectorDataOffset;
     writeFooter(this.data);
     const dataLength = this.data.filePointer;
     this.data.close();
@@ -77,7 +78,7 @@ export class FlatVectorsWriter {
     meta.writeInt(this.field.fieldNumber);
     meta.writeInt(VectorEncoding.FLOAT32);
     meta.writeInt(this.field.similarity.ordinal);
-    meta.writeVLong(this.dataOffset);
+    meta.writeVLong(this.vectorDataOffset);
     meta.writeVLong(vectorDataLength);
     meta.writeVInt(this.field.dims);
     meta.writeInt(this.count);

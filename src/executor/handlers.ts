@@ -4,9 +4,20 @@
  * SharedArrayBuffers). Keep one line per task; the types below are derived from this map.
  */
 import { ping } from './pingTask.js';
+import { genChunk } from '../gen/genChunkTask.js';
+import { groundTruthRange } from '../gen/groundTruthTask.js';
+import { rescoreRing } from '../../query/rescore/rescoreRing.js';
+import { knnSlice, loadSegments } from '../../query/knn/knnSlice.js';
+import { buildSegment } from '../../segments/index/SegmentBuildTask.js';
 
 export const handlers = {
   ping,
+  'gen.chunk': genChunk,
+  'gen.groundTruth': groundTruthRange,
+  'rescore.ring': rescoreRing,
+  'knn.slice': knnSlice,
+  'index.load': loadSegments,
+  'index.buildSegment': buildSegment,
 } as const;
 
 export type TaskName = keyof typeof handlers;

@@ -1,0 +1,38 @@
+import { Query } from './Query.js';
+import type { ScoreDoc } from './ScoreDoc.js';
+
+/**
+ * The final form of kNN and rescore queries (Lucene's DocAndScoreQuery): a fixed set of global
+ * docs, held sorted by doc ascending (the order leaves are visited in), each with its score.
+ * `totalHits` is what the query that produced it counted (e.g. RescoreTopNQuery's inner count).
+ */
+export class DocAndScoreQuery extends Query {
+  readonly docs: Int32Array;
+  readonly scores: Float32Array;
+
+  constructor(hits: readonly ScoreDoc[], readonly totalHits: number = hits.length) {
+    super();
+    const sorted = [...hits].sort((a, b) => a.doc - b.doc);
+    this.docs = Int32Array.from(sorted, (h) => h.doc);
+    this.scores = Float32Array.from(sorted, (h) => h.score);
+    for (let i = 1; i < this.docs.length; i++) {
+      if (this.docs[i] === this.docs[i - 1]) throw new RangeError(`duplicate doc ${this.docs[i]}`);
+    }
+  }
+
+  static empty(): DocAndScoreQuery {
+    return new DocAndScoreQuery([], 0);
+  }
+
+  get size(): number {
+    return this.docs.length;
+  }
+
+  async rewrite(): Promise<Query> {
+    return this;
+  }
+
+  toString(): string {
+    return `DocAndScoreQuery(${this.docs.length} docs)`;
+  }
+}

@@ -1,0 +1,123 @@
+import { Executor } from '../src/executor/Executor.js';
+import type { QueryStats, ReadPath } from '../src/api/types.js';
+import type { IndexReader, LeafReaderContext } from '../segments/index/IndexReader.js';
+import { DocAndScoreQuery } from './DocAndScoreQuery.js';
+import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
+import type { Query, SearchContext } from './Query.js';
+import { QueryStatsCollector } from './QueryStatsCollector.js';
+import type { ScoreDoc } from './ScoreDoc.js';
+import { floatCompare } from './ScoreDoc.js';
+import { TopDocs } from './TopDocs.js';
+
+export interface IndexSearcherOptions {
+  readonly executor?: Executor;
+  /** Default read path for rescoring (per search overridable). */
+  readonly readPath?: ReadPath;
+  /** Default prefetch policy for the prefetching read paths. */
+  readonly prefetchPolicy?: PrefetchPolicyName;
+  /** I/O requests the process keeps in flight at most, shared by concurrent rescoring tasks. */
+  readonly ioConcurrency?: number;
+  /** First prefetch distance of a ring (it ramps up from here). */
+  readonly initialPrefetchDistance?: number;
+}
+
+export interface SearchSettings {
+  readonly readPath?: ReadPath;
+  readonly prefetchPolicy?: PrefetchPolicyName;
+  readonly signal?: AbortSignal;
+  readonly trace?: boolean;
+}
+
+export interface SearchOutcome {
+  readonly topDocs: TopDocs;
+  readonly stats: QueryStats;
+  /** The rescoring event order when `trace` was requested (see QueryStatsCollector.trace). */
+  readonly trace?: readonly number[];
+}
+
+/** A group of leaves searched by one executor task (Lucene's IndexSearcher.LeafSlice). */
+export interface LeafSlice {
+  readonly leaves: readonly LeafReaderContext[];
+}
+
+export const DEFAULT_READ_PATH: ReadPath = 'mmap+parallel';
+export const DEFAULT_PREFETCH_POLICY: PrefetchPolicyName = 'adaptive';
+export const DEFAULT_IO_CONCURRENCY = 256;
+export const DEFAULT_INITIAL_PREFETCH_DISTANCE = 8;
+
+/**
+ * Searches an IndexReader with the executor, as Lucene's IndexSearcher does with its
+ * TaskExecutor: queries rewrite to a DocAndScoreQuery (first phase and rescoring run during
+ * rewrite, on the executor), then the top n are taken by score desc, doc asc.
+ */
+export class IndexSearcher {
+  readonly executor: Executor;
+  readonly slices: readonly LeafSlice[];
+  readonly readPath: ReadPath;
+  readonly prefetchPolicy: PrefetchPolicyName;
+  readonly ioConcurrency: number;
+  readonly initialPrefetchDistance: number;
+  /** Prefetch policy state per leaf, shared by all workers (see PrefetchPolicy). */
+  readonly policyState: Int32Array;
+
+  constructor(
+    readonly reader: IndexReader,
+    options: IndexSearcherOptions = {},
+  ) {
+    this.executor = options.executor ?? Executor.get();
+    this.slices = IndexSearcher.slices(reader.leaves, this.executor.threads);
+    this.readPath = options.readPath ?? DEFAULT_READ_PATH;
+    this.prefetchPolicy = options.prefetchPolicy ?? DEFAULT_PREFETCH_POLICY;
+    this.ioConcurrency = options.ioConcurrency ?? DEFAULT_IO_CONCURRENCY;
+    this.initialPrefetchDistance = options.initialPrefetchDistance ?? DEFAULT_INITIAL_PREFETCH_DISTANCE;
+    this.policyState = new Int32Array(new SharedArrayBuffer(4 * POLICY_STATE_INTS * Math.max(1, reader.leaves.length)));
+  }
+
+  /**
+   * Groups leaves into at most `count` slices of similar total size (largest first onto the
+   * lightest slice), keeping leaf order inside a slice. One task per slice keeps the executor's
+   * per-task overhead at O(threads) per query instead of O(segments).
+   */
+  static slices(leaves: readonly LeafReaderContext[], count: number): LeafSlice[] {
+    const n = Math.max(1, Math.min(count, leaves.length));
+    const groups: LeafReaderContext[][] = Array.from({ length: n }, () => []);
+    const load = new Float64Array(n);
+    for (const leaf of [...leaves].sort((a, b) => b.reader.maxDoc - a.reader.maxDoc || a.ord - b.ord)) {
+      let best = 0;
+      for (let i = 1; i < n; i++) if (load[i] < load[best]) best = i;
+      groups[best].push(leaf);
+      load[best] += leaf.reader.maxDoc;
+    }
+    return groups.filter((g) => g.length > 0).map((g) => ({ leaves: g.sort((a, b) => a.ord - b.ord) }));
+  }
+
+  /** Rewrites to a fixed point (Lucene's IndexSearcher.rewrite). */
+  async rewrite(query: Query, ctx: SearchContext): Promise<Query> {
+    for (let q = query; ; ) {
+      ctx.signal?.throwIfAborted();
+      const next = await q.rewrite(this, ctx);
+      if (next === q) return q;
+      q = next;
+    }
+  }
+
+  /** The top n hits of `query`, score descending then doc ascending, plus the search's stats. */
+  async search(query: Query, n: number, settings: SearchSettings = {}): Promise<SearchOutcome> {
+    if (!(Number.isInteger(n) && n >= 1)) throw new RangeError(`n must be a positive integer, got ${n}`);
+    const stats = new QueryStatsCollector(settings.readPath ?? this.readPath);
+    const ctx: SearchContext = {
+      readPath: stats.readPath,
+      prefetchPolicy: settings.prefetchPolicy ?? this.prefetchPolicy,
+      signal: settings.signal,
+      stats,
+      trace: settings.trace,
+    };
+    const rewritten = await this.rewrite(query, ctx);
+    if (!(rewritten instanceof DocAndScoreQuery)) throw new Error(`${rewritten} did not rewrite to a DocAndScoreQuery`);
+    const hits: ScoreDoc[] = [];
+    for (let i = 0; i < rewritten.size; i++) hits.push({ doc: rewritten.docs[i], score: rewritten.scores[i] });
+    hits.sort((a, b) => floatCompare(b.score, a.score) || a.doc - b.doc);
+    const topDocs = new TopDocs({ value: rewritten.totalHits, relation: 'EQUAL_TO' }, hits.slice(0, n));
+    return { topDocs, stats: stats.toStats(), trace: stats.trace };
+  }
+}

@@ -1,0 +1,71 @@
+import { DocAndScoreQuery } from './DocAndScoreQuery.js';
+import type { IndexSearcher } from './IndexSearcher.js';
+import { Query, type SearchContext } from './Query.js';
+import type { ScoreDoc } from './ScoreDoc.js';
+import { TopDocs } from './TopDocs.js';
+
+export interface KnnOptions {
+  /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
+  readonly numCandidates?: number;
+}
+
+/**
+ * Lucene's KnnFloatVectorQuery over prescore's first phase: every segment is searched with the
+ * 1-bit estimator (HNSW when the segment has a graph, an exhaustive scan otherwise) on the
+ * executor, each returns its top k, and the per-segment results are merged into the global top k
+ * (score desc, then doc asc; global doc = docBase + doc) — TopDocs.merge semantics.
+ */
+export class KnnFloatVectorQuery extends Query {
+  readonly target: Float32Array;
+
+  constructor(
+    readonly field: string,
+    target: Float32Array | readonly number[],
+    readonly k: number,
+    readonly options: KnnOptions = {},
+  ) {
+    super();
+    if (!(Number.isInteger(k) && k >= 1)) throw new RangeError(`k must be a positive integer, got ${k}`);
+    this.target = Float32Array.from(target);
+    for (let i = 0; i < this.target.length; i++) {
+      if (!Number.isFinite(this.target[i])) throw new RangeError(`query vector[${i}] is not a finite float32: ${target[i]}`);
+    }
+  }
+
+  async rewrite(searcher: IndexSearcher, ctx: SearchContext): Promise<DocAndScoreQuery> {
+    const field = searcher.reader.field;
+    if (field.name !== this.field) throw new RangeError(`unknown vector field "${this.field}" (the index has "${field.name}")`);
+    if (field.dims !== this.target.length) {
+      throw new RangeError(`vector dimension mismatch: query has ${this.target.length} dims, field "${field.name}" has ${field.dims}`);
+    }
+    const started = performance.now();
+    const ef = Math.max(this.k, this.options.numCandidates ?? this.k);
+    const sliceResults = await Promise.all(
+      searcher.slices.map((slice) =>
+        searcher.executor.run(
+          'knn.slice',
+          { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef },
+          { signal: ctx.signal },
+        ),
+      ),
+    );
+    // Per-leaf TopDocs in leaf order (as Lucene's invokeAll returns them), docs made global.
+    const perLeaf: TopDocs[] = new Array(searcher.reader.leaves.length);
+    searcher.slices.forEach((slice, s) => {
+      slice.leaves.forEach((leaf, i) => {
+        const r = sliceResults[s].segments[i];
+        ctx.stats.visited += r.visited;
+        const hits: ScoreDoc[] = [];
+        for (let j = 0; j < r.docs.length; j++) hits.push({ doc: leaf.docBase + r.docs[j], score: r.scores[j], shardIndex: leaf.ord });
+        perLeaf[leaf.ord] = new TopDocs({ value: r.visited, relation: 'GREATER_THAN_OR_EQUAL_TO' }, hits);
+      });
+    });
+    const merged = TopDocs.merge(this.k, perLeaf.filter(Boolean));
+    ctx.stats.firstPhaseMs += performance.now() - started;
+    return new DocAndScoreQuery(merged.scoreDocs);
+  }
+
+  toString(): string {
+    return `KnnFloatVectorQuery(field=${this.field}, k=${this.k}${this.options.numCandidates ? `, numCandidates=${this.options.numCandidates}` : ''})`;
+  }
+}

@@ -1,0 +1,44 @@
+import type { QueryStats, ReadPath } from '../src/api/types.js';
+import { addCounters, newCounters, type RescoreCounters } from './prefetch/RescoreCounters.js';
+
+/** Accumulates one search's counters and phase timings; `toStats()` freezes them into QueryStats. */
+export class QueryStatsCollector {
+  readonly started = performance.now();
+  readonly io: RescoreCounters = newCounters();
+  candidates = 0;
+  visited = 0;
+  deferred = true;
+  firstPhaseMs = 0;
+  rescoreMs = 0;
+  /** Per-entry event log when tracing: +(i+1) = prefetch issued for entry i, -(i+1) = entry i scored. */
+  trace: number[] | undefined;
+
+  constructor(readonly readPath: ReadPath) {}
+
+  addIo(counters: RescoreCounters): void {
+    addCounters(this.io, counters);
+  }
+
+  toStats(): QueryStats {
+    return {
+      readPath: this.readPath,
+      candidates: this.candidates,
+      visited: this.visited,
+      pagesPrefetched: this.io.pagesPrefetched,
+      pagesResident: this.io.pagesResident,
+      syscalls: this.io.syscalls,
+      readsBeforePrefetch: this.io.readsBeforePrefetch,
+      deferred: this.deferred,
+      maxPrefetchDistance: this.io.maxDistance,
+      timings: {
+        firstPhaseMs: round3(this.firstPhaseMs),
+        rescoreMs: round3(this.rescoreMs),
+        totalMs: round3(performance.now() - this.started),
+      },
+    };
+  }
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

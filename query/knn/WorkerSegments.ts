@@ -1,0 +1,96 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { threadKernels } from '../../src/executor/threadKernels.js';
+import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
+import { HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
+import { HnswVectorsReader } from '../../segments/hnsw/HnswVectorsReader.js';
+import type { OnHeapHnswGraph } from '../../segments/hnsw/OnHeapHnswGraph.js';
+import type { Kernels } from '../../segments/kernels/Kernels.js';
+import { BinaryQuantizedScorer } from '../../segments/quantized/BinaryQuantizedScorer.js';
+import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
+import { VectorSimilarityFunction } from '../VectorSimilarityFunction.js';
+
+/** A segment as one worker thread holds it for the first phase: codes in wasm memory, graph on the heap. */
+export interface LoadedSegment {
+  readonly handle: SegmentHandle;
+  readonly kernels: Kernels;
+  readonly recordsPtr: number;
+  readonly planesPtr: number;
+  readonly graph: OnHeapHnswGraph | null;
+  readonly quantizer: QueryQuantizer;
+  readonly scorer: BinaryQuantizedScorer | null;
+  readonly searcher: HnswGraphSearcher | null;
+}
+
+const loaded = new Map<string, Promise<LoadedSegment>>();
+
+/**
+ * Opens a segment in this worker on first sight and keeps it: the 1-bit records are read with
+ * one positioned read straight into the kernels' memory (O(files) I/O, not O(vectors)), the graph
+ * is decoded once. Later tasks find it by key.
+ */
+export function loadSegment(handle: SegmentHandle): Promise<LoadedSegment> {
+  let p = loaded.get(handle.key);
+  if (!p) {
+    p = open(handle);
+    loaded.set(handle.key, p);
+    p.catch(() => loaded.delete(handle.key));
+  }
+  return p;
+}
+
+async function open(handle: SegmentHandle): Promise<LoadedSegment> {
+  const k = await threadKernels();
+  const q = handle.quantized;
+  const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims);
+  if (!q || q.count === 0) {
+    return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, graph: null, quantizer, scorer: null, searcher: null };
+  }
+  const bytes = q.count * q.recordBytes;
+  const recordsPtr = k.alloc(bytes);
+  const planesPtr = k.alloc(4 * q.codeBytes);
+  try {
+    readInto(q.path, q.offset, k.u8().subarray(recordsPtr, recordsPtr + bytes));
+    let graph: OnHeapHnswGraph | null = null;
+    if (handle.graph) {
+      const g = handle.graph;
+      graph = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber);
+    }
+    const scorer = new BinaryQuantizedScorer(
+      { kernels: k, recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes },
+      { planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP },
+    );
+    return { handle, kernels: k, recordsPtr, planesPtr, graph, quantizer, scorer, searcher: graph ? new HnswGraphSearcher(q.count) : null };
+  } catch (e) {
+    k.free(recordsPtr);
+    k.free(planesPtr);
+    throw e;
+  }
+}
+
+/** Frees this worker's copies of closed segments. */
+export async function unloadSegments(keys: readonly string[]): Promise<void> {
+  for (const key of keys) {
+    const p = loaded.get(key);
+    if (!p) continue;
+    loaded.delete(key);
+    const s = await p.catch(() => null);
+    if (s && s.scorer) {
+      s.scorer.release();
+      s.kernels.free(s.recordsPtr);
+      s.kernels.free(s.planesPtr);
+    }
+  }
+}
+
+function readInto(path: string, offset: number, into: Uint8Array): void {
+  const fd = openSync(path, 'r');
+  try {
+    for (let done = 0; done < into.length; ) {
+      const n = readSync(fd, into, done, Math.min(into.length - done, 1 << 30), offset + done);
+      if (n <= 0) throw new Error(`${path}: unexpected end of file reading ${into.length} bytes at ${offset}`);
+      done += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

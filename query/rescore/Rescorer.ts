@@ -1,0 +1,120 @@
+import type { ReadPath } from '../../src/api/types.js';
+import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
+import type { ValuesSpec } from '../DoubleValuesSource.js';
+import type { IndexSearcher } from '../IndexSearcher.js';
+import { POLICY_STATE_INTS, type PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
+import type { SearchContext } from '../Query.js';
+import type { RescoreTaskArgs, VectorIo } from './RescoreTask.js';
+
+export interface RescoreInput {
+  /** Leaf ord of each candidate, candidates in (leaf, doc) order. */
+  readonly leafOrds: Int32Array;
+  readonly ords: Int32Array;
+  readonly firstPhase: Float32Array | null;
+  readonly spec: ValuesSpec;
+  readonly needsScores: boolean;
+}
+
+/** What each read path does: how many tasks share the ring, how vectors are read, what is prefetched. */
+interface PathShape {
+  readonly parallel: boolean;
+  readonly io: VectorIo;
+  readonly prefetch: (policy: PrefetchPolicyName) => PrefetchPolicyName | 'none';
+}
+
+const PATHS: Record<ReadPath, PathShape> = {
+  // Stock baseline: one thread faults pages in one at a time (queue depth 1).
+  mmap: { parallel: false, io: 'mmap', prefetch: () => 'none' },
+  // One thread runs the ring and issues madvise(WILLNEED) for every entry that enters it.
+  'mmap+prefetch': { parallel: false, io: 'mmap', prefetch: (p) => p },
+  // The ring is split across the executor's workers: several threads issue prefetches and score.
+  'mmap+parallel': { parallel: true, io: 'mmap', prefetch: (p) => p },
+  // No mmap: positioned reads submitted through io_uring, many in flight per worker.
+  pread: { parallel: true, io: 'uring', prefetch: () => 'always' },
+};
+
+/** Process-wide count of rescoring tasks in flight: they share the I/O concurrency budget. */
+let activeTasks = 0;
+
+export interface RescorePlan {
+  readonly tasks: { readonly args: RescoreTaskArgs; readonly from: number; readonly to: number }[];
+  readonly total: number;
+}
+
+/**
+ * Splits the candidates into executor tasks for the context's read path. Contiguous slices keep
+ * each task's entries in (segment, doc) order, so every task's ring still spans segments.
+ */
+export function planRescore(searcher: IndexSearcher, ctx: SearchContext, input: RescoreInput): RescorePlan {
+  const shape = PATHS[ctx.readPath];
+  const n = input.ords.length;
+  const parallel = shape.parallel && !input.needsScores;
+  const taskCount = parallel ? Math.max(1, Math.min(searcher.executor.threads, Math.ceil(n / 16))) : 1;
+  const leaves = searcher.reader.leaves;
+  const tasks: RescorePlan['tasks'] = [];
+  const cap = Math.max(searcher.initialPrefetchDistance, Math.floor(searcher.ioConcurrency / Math.max(1, activeTasks + taskCount)));
+  for (let t = 0; t < taskCount; t++) {
+    const from = Math.floor((t * n) / taskCount);
+    const to = Math.floor(((t + 1) * n) / taskCount);
+    const segments: SegmentHandle[] = [];
+    const slotOf = new Map<number, number>();
+    const seg = new Int32Array(to - from);
+    const policySlots: number[] = [];
+    for (let i = from; i < to; i++) {
+      const leafOrd = input.leafOrds[i];
+      let s = slotOf.get(leafOrd);
+      if (s === undefined) {
+        s = segments.length;
+        slotOf.set(leafOrd, s);
+        segments.push(leaves[leafOrd].reader.handle);
+        policySlots.push(leafOrd * POLICY_STATE_INTS);
+      }
+      seg[i - from] = s;
+    }
+    tasks.push({
+      from,
+      to,
+      args: {
+        segments,
+        seg,
+        ords: input.ords.subarray(from, to),
+        firstPhase: input.firstPhase ? input.firstPhase.subarray(from, to) : null,
+        spec: input.spec,
+        mode: input.needsScores ? 'inOrder' : 'ring',
+        io: shape.io,
+        prefetch: input.needsScores ? 'none' : shape.prefetch(ctx.prefetchPolicy),
+        policyState: searcher.policyState,
+        policySlots: Int32Array.from(policySlots),
+        distance: { initial: Math.min(searcher.initialPrefetchDistance, cap), cap },
+        trace: ctx.trace === true,
+      },
+    });
+  }
+  return { tasks, total: n };
+}
+
+export async function runRescorePlan(
+  searcher: IndexSearcher,
+  ctx: SearchContext,
+  plan: RescorePlan,
+): Promise<{ scores: Float32Array; hasValue: Uint8Array }> {
+  const scores = new Float32Array(plan.total);
+  const hasValue = new Uint8Array(plan.total);
+  activeTasks += plan.tasks.length;
+  try {
+    const results = await Promise.all(plan.tasks.map((t) => searcher.executor.run('rescore.ring', t.args, { signal: ctx.signal })));
+    results.forEach((r, i) => {
+      const { from } = plan.tasks[i];
+      scores.set(r.scores, from);
+      hasValue.set(r.hasValue, from);
+      ctx.stats.addIo(r.counters);
+      if (r.trace) {
+        const trace = (ctx.stats.trace ??= []);
+        for (const e of r.trace) trace.push(e > 0 ? e + from : e - from);
+      }
+    });
+  } finally {
+    activeTasks -= plan.tasks.length;
+  }
+  return { scores, hasValue };
+}

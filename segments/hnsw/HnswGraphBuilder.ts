@@ -1,0 +1,362 @@
+import { HnswGraphSearcher } from './HnswGraphSearcher.js';
+import { NeighborQueue } from './NeighborQueue.js';
+import { OnHeapHnswGraph, type LevelStore } from './OnHeapHnswGraph.js';
+import type { RandomVectorScorerSupplier, UpdateableRandomVectorScorer } from './RandomVectorScorer.js';
+import { SplittableRandom } from './SplittableRandom.js';
+
+export const DEFAULT_MAX_CONN = 16;
+export const DEFAULT_BEAM_WIDTH = 100;
+export const DEFAULT_RAND_SEED = 42;
+/** Lucene99HnswVectorsFormat's limits. */
+export const MAXIMUM_MAX_CONN = 512;
+export const MAXIMUM_BEAM_WIDTH = 3200;
+
+export interface HnswGraphBuilderOptions {
+  /** Max connections per node on upper levels (2*M on level 0). Default 16. */
+  readonly M?: number;
+  /** Candidate queue size while inserting. Default 100. */
+  readonly beamWidth?: number;
+  /** Seed of the level generator (java.util.SplittableRandom semantics). Default 42, as Lucene. */
+  readonly seed?: number | bigint;
+  /** Called every `progressEvery` inserted nodes and once at the end of build(). */
+  readonly onProgress?: (done: number, total: number) => void;
+  readonly progressEvery?: number;
+}
+
+/**
+ * The diversity checks stop at the first neighbour that is too similar, and most rejections come
+ * from the first one or two, so neighbours are bulk-scored in growing chunks (1, 2, 4, ... up to
+ * this): nearly Lucene's score count (one at a time) at a logarithmic number of bulkScore calls.
+ */
+const MAX_DIVERSITY_CHUNK = 16;
+
+/**
+ * Lucene's HnswGraphBuilder (util/hnsw/HnswGraphBuilder.java + NeighborArray.java), single-threaded:
+ *
+ * - node levels: floor(-ln(U) * ml), ml = 1/ln(M), U from SplittableRandom(seed), U != 0;
+ * - insertion: greedy (beam 1) search down to the node's level, then a beamWidth search on each of
+ *   its levels, top down, each level seeded with the previous level's results;
+ * - neighbour selection, bottom level up: candidates best first, a candidate is kept when it is
+ *   more similar to the new node than to every neighbour kept so far (strictly: a neighbour
+ *   scoring >= the candidate's score rejects it), up to maxConn (2*M on level 0);
+ * - reverse links: appended unsorted to each selected neighbour's list; when a list overflows
+ *   (maxConn + 1), it is merged into score order and the worst non-diverse neighbour (scanning from
+ *   the worst; unchecked entries against all better ones, checked ones against better unchecked
+ *   ones) is dropped, or the worst one when all are diverse;
+ * - a node on a new top level becomes the entry node after it is connected.
+ *
+ * Neighbour lists are scored through bulkScore; hot paths allocate nothing.
+ */
+export class HnswGraphBuilder {
+  readonly graph: OnHeapHnswGraph;
+  readonly M: number;
+  readonly beamWidth: number;
+  private readonly ml: number;
+  private readonly random: SplittableRandom;
+  private readonly nodeScorer: UpdateableRandomVectorScorer;
+  private readonly auxScorer: UpdateableRandomVectorScorer;
+  private readonly searcher: HnswGraphSearcher;
+  private readonly entryResults = new NeighborQueue(1, false);
+  private readonly beamResults: NeighborQueue;
+  private readonly scratchNodes: Int32Array[] = [];
+  private readonly scratchScores: Float32Array[] = [];
+  private readonly scratchCount: number[] = [];
+  private readonly eps: Int32Array;
+  private readonly mask: Uint8Array;
+  private readonly selNodes: Int32Array;
+  private readonly selScores: Float32Array;
+  private readonly tmpOrds: Int32Array;
+  private readonly tmpScores: Float32Array;
+  private readonly mergeNodes: Int32Array;
+  private readonly mergeScores: Float32Array;
+  private readonly unsortedPos: Int32Array;
+  private readonly unchecked: Int32Array;
+  private added = 0;
+
+  constructor(
+    readonly supplier: RandomVectorScorerSupplier,
+    readonly options: HnswGraphBuilderOptions = {},
+  ) {
+    const M = options.M ?? DEFAULT_MAX_CONN;
+    const beamWidth = options.beamWidth ?? DEFAULT_BEAM_WIDTH;
+    if (!Number.isInteger(M) || M <= 0 || M > MAXIMUM_MAX_CONN) throw new RangeError(`maxConn must be in [1, ${MAXIMUM_MAX_CONN}], got ${M}`);
+    if (!Number.isInteger(beamWidth) || beamWidth <= 0 || beamWidth > MAXIMUM_BEAM_WIDTH) {
+      throw new RangeError(`beamWidth must be in [1, ${MAXIMUM_BEAM_WIDTH}], got ${beamWidth}`);
+    }
+    this.M = M;
+    this.beamWidth = beamWidth;
+    this.ml = M === 1 ? 1 : 1 / Math.log(M);
+    this.random = new SplittableRandom(options.seed ?? DEFAULT_RAND_SEED);
+    this.graph = new OnHeapHnswGraph({ maxConn: M, expectedSize: supplier.maxOrd });
+    this.nodeScorer = supplier.scorer();
+    this.auxScorer = supplier.scorer();
+    this.searcher = new HnswGraphSearcher(supplier.maxOrd);
+    this.beamResults = new NeighborQueue(beamWidth, false);
+    const cap = 2 * M + 1;
+    this.eps = new Int32Array(Math.max(beamWidth, 1));
+    this.mask = new Uint8Array(Math.max(beamWidth, M + 1));
+    this.selNodes = new Int32Array(cap);
+    this.selScores = new Float32Array(cap);
+    this.tmpOrds = new Int32Array(cap + 1);
+    this.tmpScores = new Float32Array(cap + 1);
+    this.mergeNodes = new Int32Array(cap + 1);
+    this.mergeScores = new Float32Array(cap + 1);
+    this.unsortedPos = new Int32Array(cap + 1);
+    this.unchecked = new Int32Array(cap + 1);
+  }
+
+  /** Inserts ordinals [graph.size(), maxOrd) in order and returns the frozen graph. */
+  build(maxOrd = this.supplier.maxOrd): OnHeapHnswGraph {
+    const every = Math.max(1, this.options.progressEvery ?? 1000);
+    const onProgress = this.options.onProgress;
+    for (let node = this.added; node < maxOrd; node++) {
+      this.addGraphNode(node);
+      if (onProgress && (node + 1) % every === 0) onProgress(node + 1, maxOrd);
+    }
+    if (onProgress) onProgress(maxOrd, maxOrd);
+    this.graph.freeze();
+    return this.graph;
+  }
+
+  /** Scored vectors so far (searches and diversity checks excluded: only graph searches count). */
+  get searchVisits(): number {
+    return this.searcher.visitedSoFar;
+  }
+
+  private randomLevel(): number {
+    let u: number;
+    do u = this.random.nextDouble();
+    while (u === 0);
+    return Math.trunc(-Math.log(u) * this.ml);
+  }
+
+  /** Inserts one node; nodes must be added in ordinal order 0, 1, 2, ... */
+  addGraphNode(node: number): void {
+    if (node !== this.added) throw new RangeError(`nodes must be added in order: expected ${this.added}, got ${node}`);
+    if (node >= this.supplier.maxOrd) throw new RangeError(`node ${node} >= maxOrd ${this.supplier.maxOrd}`);
+    this.added++;
+    const graph = this.graph;
+    const nodeLevel = this.randomLevel();
+    for (let level = nodeLevel; level >= 0; level--) graph.addNode(level, node);
+    if (graph.entryNode === -1) {
+      graph.setEntryNode(node, nodeLevel);
+      return;
+    }
+    const scorer = this.nodeScorer;
+    scorer.setScoringOrdinal(node);
+    const searcher = this.searcher;
+    const curMaxLevel = graph.numLevels - 1;
+    const eps = this.eps;
+    eps[0] = graph.entryNode;
+    let numEps = 1;
+
+    const entryResults = this.entryResults;
+    for (let level = curMaxLevel; level > nodeLevel; level--) {
+      entryResults.reset(1);
+      searcher.searchLevel(entryResults, scorer, level, eps, numEps, graph, null);
+      eps[0] = entryResults.pop();
+      numEps = 1;
+    }
+
+    const top = Math.min(nodeLevel, curMaxLevel);
+    const beam = this.beamResults;
+    for (let level = top; level >= 0; level--) {
+      beam.reset(this.beamWidth);
+      searcher.searchLevel(beam, scorer, level, eps, numEps, graph, null);
+      const nodes = this.scratchNodesFor(level);
+      const scores = this.scratchScores[level];
+      // pop worst first: scratch holds the candidates in ascending score order
+      const cnt = beam.size();
+      for (let j = 0; j < cnt; j++) {
+        scores[j] = beam.topScore();
+        nodes[j] = beam.pop();
+      }
+      this.scratchCount[level] = cnt;
+      for (let j = 0; j < cnt; j++) eps[j] = nodes[j];
+      numEps = cnt;
+    }
+
+    for (let level = 0; level <= top; level++) {
+      this.addDiverseNeighbors(level, node, this.scratchNodes[level], this.scratchScores[level], this.scratchCount[level]);
+    }
+    if (nodeLevel > curMaxLevel) graph.setEntryNode(node, nodeLevel);
+  }
+
+  private scratchNodesFor(level: number): Int32Array {
+    while (this.scratchNodes.length <= level) {
+      const n = Math.max(this.beamWidth, this.M + 1);
+      this.scratchNodes.push(new Int32Array(n));
+      this.scratchScores.push(new Float32Array(n));
+      this.scratchCount.push(0);
+    }
+    return this.scratchNodes[level];
+  }
+
+  private addDiverseNeighbors(level: number, node: number, cNodes: Int32Array, cScores: Float32Array, count: number): void {
+    const maxConnOnLevel = level === 0 ? 2 * this.M : this.M;
+    const mask = this.mask;
+    mask.fill(0, 0, count);
+    const selNodes = this.selNodes;
+    const selScores = this.selScores;
+    let sel = 0;
+    for (let i = count - 1; sel < maxConnOnLevel && i >= 0; i--) {
+      const c = cNodes[i];
+      const cs = cScores[i];
+      if (this.isDiverse(c, cs, sel)) {
+        mask[i] = 1;
+        selNodes[sel] = c;
+        selScores[sel] = cs;
+        sel++;
+      }
+    }
+    const store = this.graph.store(level);
+    const slot = this.graph.slot(level, node);
+    const base = slot * store.stride;
+    const adj = store.adj;
+    const sc = store.scores!;
+    adj[base] = sel;
+    for (let j = 0; j < sel; j++) {
+      adj[base + 1 + j] = selNodes[j];
+      sc[base + 1 + j] = selScores[j];
+    }
+    store.sorted![slot] = sel;
+    // reverse links, in candidate order (worst selected first), as Lucene does
+    for (let i = 0; i < count; i++) {
+      if (mask[i] === 1) this.addAndEnsureDiversity(level, cNodes[i], node, cScores[i]);
+    }
+  }
+
+  /** True when no already-selected neighbour scores >= `score` against candidate c. */
+  private isDiverse(c: number, score: number, sel: number): boolean {
+    if (sel === 0) return true;
+    const aux = this.auxScorer;
+    aux.setScoringOrdinal(c);
+    const tmpOrds = this.tmpOrds;
+    const tmpScores = this.tmpScores;
+    const selNodes = this.selNodes;
+    for (let start = 0, chunk = 1; start < sel; start += chunk, chunk = Math.min(chunk * 2, MAX_DIVERSITY_CHUNK)) {
+      const n = Math.min(chunk, sel - start);
+      for (let j = 0; j < n; j++) tmpOrds[j] = selNodes[start + j];
+      aux.bulkScore(tmpOrds, n, tmpScores);
+      for (let j = 0; j < n; j++) if (tmpScores[j] >= score) return false;
+    }
+    return true;
+  }
+
+  /** NeighborArray.addAndEnsureDiversity on `owner`'s list. */
+  private addAndEnsureDiversity(level: number, owner: number, newNode: number, newScore: number): void {
+    const store = this.graph.store(level);
+    const slot = this.graph.slot(level, owner);
+    const base = slot * store.stride;
+    const adj = store.adj;
+    const sc = store.scores!;
+    let cnt = adj[base];
+    adj[base + 1 + cnt] = newNode;
+    sc[base + 1 + cnt] = newScore;
+    cnt++;
+    adj[base] = cnt;
+    if (cnt < store.capacity) return;
+    const numUnchecked = this.sortList(store, slot, base, cnt);
+    const idx = this.findWorstNonDiverse(adj, sc, base, cnt, numUnchecked);
+    // removeIndex: everything is sorted after sortList, so the sorted prefix shrinks with the list
+    const p = base + 1;
+    for (let j = idx; j < cnt - 1; j++) {
+      adj[p + j] = adj[p + j + 1];
+      sc[p + j] = sc[p + j + 1];
+    }
+    adj[base] = cnt - 1;
+    store.sorted![slot] = cnt - 1;
+  }
+
+  /**
+   * NeighborArray.sort: merges the unsorted tail (sorted by descending score, stable) into the
+   * sorted prefix, the prefix winning ties. Fills this.unchecked with the merged positions of the
+   * formerly unsorted entries (ascending) and returns how many there are.
+   */
+  private sortList(store: LevelStore, slot: number, base: number, cnt: number): number {
+    const adj = store.adj;
+    const sc = store.scores!;
+    const p = base + 1;
+    const sortedLen = store.sorted![slot];
+    const nu = cnt - sortedLen;
+    const pos = this.unsortedPos;
+    for (let i = 0; i < nu; i++) {
+      const idx = sortedLen + i;
+      const s = sc[p + idx];
+      let j = i - 1;
+      while (j >= 0 && sc[p + pos[j]] < s) {
+        pos[j + 1] = pos[j];
+        j--;
+      }
+      pos[j + 1] = idx;
+    }
+    const mNodes = this.mergeNodes;
+    const mScores = this.mergeScores;
+    const unchecked = this.unchecked;
+    let a = 0;
+    let b = 0;
+    let out = 0;
+    while (a < sortedLen && b < nu) {
+      const ub = pos[b];
+      if (sc[p + a] >= sc[p + ub]) {
+        mNodes[out] = adj[p + a];
+        mScores[out] = sc[p + a];
+        a++;
+      } else {
+        mNodes[out] = adj[p + ub];
+        mScores[out] = sc[p + ub];
+        unchecked[b] = out;
+        b++;
+      }
+      out++;
+    }
+    for (; a < sortedLen; a++, out++) {
+      mNodes[out] = adj[p + a];
+      mScores[out] = sc[p + a];
+    }
+    for (; b < nu; b++, out++) {
+      const ub = pos[b];
+      mNodes[out] = adj[p + ub];
+      mScores[out] = sc[p + ub];
+      unchecked[b] = out;
+    }
+    for (let i = 0; i < cnt; i++) {
+      adj[p + i] = mNodes[i];
+      sc[p + i] = mScores[i];
+    }
+    store.sorted![slot] = cnt;
+    return nu;
+  }
+
+  /** NeighborArray.findWorstNonDiverse on a sorted list; returns the index to remove. */
+  private findWorstNonDiverse(adj: Int32Array, sc: Float32Array, base: number, size: number, numUnchecked: number): number {
+    const p = base + 1;
+    const unchecked = this.unchecked;
+    const aux = this.auxScorer;
+    const tmpOrds = this.tmpOrds;
+    const tmpScores = this.tmpScores;
+    let uc = numUnchecked - 1;
+    for (let i = size - 1; i > 0; i--) {
+      if (uc < 0) break;
+      aux.setScoringOrdinal(adj[p + i]);
+      const minAccepted = sc[p + i];
+      if (i === unchecked[uc]) {
+        // an unchecked candidate must be diverse from every better neighbour (scanned from i - 1 down, as Lucene)
+        for (let end = i, chunk = 1; end > 0; end -= chunk, chunk = Math.min(chunk * 2, MAX_DIVERSITY_CHUNK)) {
+          const n = Math.min(chunk, end);
+          for (let j = 0; j < n; j++) tmpOrds[j] = adj[p + end - 1 - j];
+          aux.bulkScore(tmpOrds, n, tmpScores);
+          for (let j = 0; j < n; j++) if (tmpScores[j] >= minAccepted) return i;
+        }
+        uc--;
+      } else {
+        // a checked one only against the better, newly inserted (unchecked) ones
+        const n = uc + 1;
+        for (let j = 0; j < n; j++) tmpOrds[j] = adj[p + unchecked[j]];
+        aux.bulkScore(tmpOrds, n, tmpScores);
+        for (let j = 0; j < n; j++) if (tmpScores[j] >= minAccepted) return i;
+      }
+    }
+    return size - 1;
+  }
+}

@@ -1,0 +1,322 @@
+import { NeighborQueue, nextUpFloat } from './NeighborQueue.js';
+import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
+import type { RandomVectorScorer } from './RandomVectorScorer.js';
+
+/**
+ * Which ordinals may be returned: a predicate, anything with Lucene's Bits.get, or a bitset as
+ * 32-bit words (bit i = words[i >>> 5] >>> (i & 31) & 1; the same bits as a FixedBitSet's longs).
+ */
+export type AcceptOrds = ((ord: number) => boolean) | { get(ord: number): boolean } | Uint32Array;
+
+export interface KnnSearchResult {
+  /** Top ordinals, by score descending then ordinal ascending. */
+  readonly ords: Int32Array;
+  readonly scores: Float32Array;
+  /** Vectors scored (Lucene's visitedCount, the per-leaf totalHits). */
+  readonly visited: number;
+  /** The visit limit stopped the search (Lucene's totalHits relation GREATER_THAN_OR_EQUAL_TO). */
+  readonly earlyTerminated: boolean;
+}
+
+export function acceptPredicate(accept: AcceptOrds | null | undefined): ((ord: number) => boolean) | null {
+  if (accept == null) return null;
+  if (typeof accept === 'function') return accept;
+  if (accept instanceof Uint32Array) {
+    const words = accept;
+    return (o) => ((words[o >>> 5] >>> (o & 31)) & 1) === 1;
+  }
+  const bits = accept;
+  return (o) => bits.get(o);
+}
+
+/**
+ * Lucene's HnswGraphSearcher over an OnHeapHnswGraph: greedy descent (ef = 1) through the upper
+ * levels from the entry node, then a beam search on level 0 with a result queue of
+ * max(k, ef); the best k are returned. Equal scores resolve to the smaller ordinal (NeighborQueue).
+ *
+ * One instance holds reusable scratch (queues, a generation-stamped visited array, neighbour
+ * buffers), so a search allocates only its result arrays. Not thread-safe; use one per worker.
+ */
+export class HnswGraphSearcher {
+  private readonly candidates = new NeighborQueue(128, true);
+  private readonly results = new NeighborQueue(128, false);
+  private visited: Int32Array;
+  private gen = 0;
+  private nbrOrds = new Int32Array(64);
+  private nbrScores = new Float32Array(64);
+  private visitedCount = 0;
+  private visitLimit = Infinity;
+
+  constructor(maxOrd = 0) {
+    this.visited = new Int32Array(Math.max(1, maxOrd));
+  }
+
+  /** Scored vectors since the last resetCounters(). */
+  get visitedSoFar(): number {
+    return this.visitedCount;
+  }
+
+  resetCounters(visitLimit = Infinity): void {
+    this.visitedCount = 0;
+    this.visitLimit = visitLimit;
+  }
+
+  /**
+   * Approximate top-k. `ef` (default k) is the level-0 queue size; the effective size is max(k, ef).
+   * With a visitedLimit, the search stops once that many vectors were scored (earlyTerminated).
+   */
+  search(
+    scorer: RandomVectorScorer,
+    graph: OnHeapHnswGraph,
+    k: number,
+    ef = k,
+    acceptOrds?: AcceptOrds | null,
+    visitedLimit = Infinity,
+  ): KnnSearchResult {
+    this.resetCounters(visitedLimit);
+    if (k <= 0 || graph.size() === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
+    const accept = acceptPredicate(acceptOrds);
+    const queueSize = Math.max(k, ef);
+    const results = this.results;
+    results.reset(queueSize);
+    const ep = this.findBestEntryPoint(scorer, graph);
+    if (ep !== -1) {
+      const eps = this.epScratch;
+      eps[0] = ep;
+      this.searchLevel(results, scorer, 0, eps, 1, graph, accept);
+    }
+    const take = Math.min(k, results.size());
+    while (results.size() > take) results.pop();
+    const ords = new Int32Array(take);
+    const scores = new Float32Array(take);
+    for (let i = take - 1; i >= 0; i--) {
+      scores[i] = results.topScore();
+      ords[i] = results.pop();
+    }
+    return { ords, scores, visited: this.visitedCount, earlyTerminated: this.visitedCount >= this.visitLimit };
+  }
+
+  private readonly epScratch = new Int32Array(1);
+
+  private newGeneration(size: number): void {
+    if (this.visited.length < size) {
+      this.visited = new Int32Array(Math.max(size, Math.ceil(this.visited.length * 1.5)));
+      this.gen = 0;
+    }
+    if (this.gen === 0x7fffffff) {
+      this.visited.fill(0);
+      this.gen = 0;
+    }
+    this.gen++;
+  }
+
+  private ensureNeighborBuffers(n: number): void {
+    if (this.nbrOrds.length >= n) return;
+    this.nbrOrds = new Int32Array(n);
+    this.nbrScores = new Float32Array(n);
+  }
+
+  /** Greedy descent through levels numLevels-1 .. 1; -1 when the graph is empty or the visit limit hit. */
+  private findBestEntryPoint(scorer: RandomVectorScorer, graph: OnHeapHnswGraph): number {
+    let ep = graph.entryNode;
+    if (ep === -1 || graph.numLevels === 1) return ep;
+    this.newGeneration(graph.size());
+    const visited = this.visited;
+    const gen = this.gen;
+    let best = scorer.score(ep);
+    this.visitedCount++;
+    for (let level = graph.numLevels - 1; level >= 1; level--) {
+      const store = graph.store(level);
+      const adj = store.adj;
+      const stride = store.stride;
+      const slotOf = store.slotOf!;
+      this.ensureNeighborBuffers(store.capacity);
+      visited[ep] = gen;
+      let foundBetter = true;
+      while (foundBetter) {
+        foundBetter = false;
+        const base = slotOf.get(ep)! * stride;
+        const cnt = adj[base];
+        const ords = this.nbrOrds;
+        let n = 0;
+        for (let j = 1; j <= cnt; j++) {
+          const f = adj[base + j];
+          if (visited[f] === gen) continue;
+          visited[f] = gen;
+          ords[n++] = f;
+        }
+        if (n === 0) continue;
+        if (this.visitedCount + n >= this.visitLimit) {
+          this.visitedCount = Math.min(this.visitLimit, this.visitedCount + n);
+          return -1;
+        }
+        const scores = this.nbrScores;
+        scorer.bulkScore(ords, n, scores);
+        this.visitedCount += n;
+        for (let i = 0; i < n; i++) {
+          if (scores[i] > best) {
+            best = scores[i];
+            ep = ords[i];
+            foundBetter = true;
+          }
+        }
+      }
+    }
+    return ep;
+  }
+
+  /**
+   * Lucene's searchLevel: beam search on one level from the entry points, collecting into
+   * `results` (a min-heap whose maxSize is the beam width). Candidates are expanded best first; a
+   * neighbour becomes a candidate when it scores above the worst kept result (once results is
+   * full). The search stops when the best candidate does not beat that bound, except that one
+   * candidate scoring exactly the bound is still expanded (Lucene 10's nextUp/shouldExploreMinSim
+   * rule, which keeps duplicate-heavy data from stalling or exploding). Neighbour lists are scored
+   * with one bulkScore call per expanded node.
+   */
+  searchLevel(
+    results: NeighborQueue,
+    scorer: RandomVectorScorer,
+    level: number,
+    eps: Int32Array,
+    numEps: number,
+    graph: OnHeapHnswGraph,
+    accept: ((ord: number) => boolean) | null,
+  ): void {
+    this.newGeneration(graph.size());
+    const visited = this.visited;
+    const gen = this.gen;
+    const candidates = this.candidates;
+    candidates.clear();
+    const k = results.maxSize;
+    const limit = this.visitLimit;
+
+    for (let i = 0; i < numEps; i++) {
+      const ep = eps[i];
+      if (visited[ep] === gen) continue;
+      visited[ep] = gen;
+      if (this.visitedCount >= limit) break;
+      const s = scorer.score(ep);
+      this.visitedCount++;
+      candidates.add(ep, s);
+      if (accept === null || accept(ep)) results.insertWithOverflow(ep, s);
+    }
+
+    const store = graph.store(level);
+    const adj = store.adj;
+    const stride = store.stride;
+    const slotOf = store.slotOf;
+    this.ensureNeighborBuffers(store.capacity);
+    const ords = this.nbrOrds;
+    const scores = this.nbrScores;
+    let minAccepted = nextUpFloat(results.size() >= k ? results.topScore() : -Infinity);
+    let shouldExploreMinSim = true;
+
+    while (candidates.size() > 0 && this.visitedCount < limit) {
+      const top = candidates.topScore();
+      if (top < minAccepted) {
+        if (shouldExploreMinSim && nextUpFloat(top) === minAccepted) shouldExploreMinSim = false;
+        else break;
+      }
+      const node = candidates.pop();
+      const base = (slotOf === null ? node : slotOf.get(node)!) * stride;
+      const cnt = adj[base];
+      const budget = limit - this.visitedCount;
+      let n = 0;
+      for (let j = 1; j <= cnt; j++) {
+        const f = adj[base + j];
+        if (visited[f] === gen) continue;
+        visited[f] = gen;
+        if (n >= budget) break;
+        ords[n++] = f;
+      }
+      if (n === 0) continue;
+      scorer.bulkScore(ords, n, scores);
+      this.visitedCount += n;
+      for (let i = 0; i < n; i++) {
+        const s = scores[i];
+        if (s >= minAccepted) {
+          const f = ords[i];
+          candidates.add(f, s);
+          if ((accept === null || accept(f)) && results.insertWithOverflow(f, s)) {
+            minAccepted = nextUpFloat(results.size() >= k ? results.topScore() : -Infinity);
+          }
+        }
+      }
+    }
+  }
+}
+
+/** One-shot convenience over a fresh searcher. */
+export function searchGraph(
+  scorer: RandomVectorScorer,
+  graph: OnHeapHnswGraph,
+  k: number,
+  ef = k,
+  acceptOrds?: AcceptOrds | null,
+  visitedLimit = Infinity,
+): KnnSearchResult {
+  return new HnswGraphSearcher(graph.size()).search(scorer, graph, k, ef, acceptOrds, visitedLimit);
+}
+
+const EXACT_CHUNK = 256;
+
+/**
+ * Flat top-k over every (accepted) ordinal, for segments without a graph, small filtered sets and
+ * the fallback when a filtered graph search terminates early. Ordinals are scored in ascending
+ * order in chunks (scoreRange when the scorer has it, else bulkScore); a tie never displaces a
+ * kept hit, so the lower ordinal wins (Lucene's exact search with a pre-filled HitQueue).
+ */
+export function exactSearch(
+  scorer: RandomVectorScorer,
+  k: number,
+  acceptOrds?: AcceptOrds | null,
+  visitedLimit = Infinity,
+): KnnSearchResult {
+  const maxOrd = scorer.maxOrd;
+  if (k <= 0 || maxOrd === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
+  const accept = acceptPredicate(acceptOrds);
+  const heap = new NeighborQueue(k, false);
+  const ords = new Int32Array(EXACT_CHUNK);
+  const scores = new Float32Array(EXACT_CHUNK);
+  let visited = 0;
+  let early = false;
+  for (let start = 0; start < maxOrd && !early; start += EXACT_CHUNK) {
+    const end = Math.min(maxOrd, start + EXACT_CHUNK);
+    let n = 0;
+    if (accept === null) {
+      n = end - start;
+      if (visited + n > visitedLimit) {
+        n = visitedLimit - visited;
+        early = true;
+      }
+      if (scorer.scoreRange) {
+        scorer.scoreRange(start, n, scores);
+        for (let i = 0; i < n; i++) ords[i] = start + i;
+      } else {
+        for (let i = 0; i < n; i++) ords[i] = start + i;
+        scorer.bulkScore(ords, n, scores);
+      }
+    } else {
+      for (let o = start; o < end; o++) {
+        if (!accept(o)) continue;
+        if (visited + n >= visitedLimit) {
+          early = true;
+          break;
+        }
+        ords[n++] = o;
+      }
+      if (n > 0) scorer.bulkScore(ords, n, scores);
+    }
+    visited += n;
+    for (let i = 0; i < n; i++) heap.insertWithOverflow(ords[i], scores[i]);
+  }
+  const take = heap.size();
+  const outOrds = new Int32Array(take);
+  const outScores = new Float32Array(take);
+  for (let i = take - 1; i >= 0; i--) {
+    outScores[i] = heap.topScore();
+    outOrds[i] = heap.pop();
+  }
+  return { ords: outOrds, scores: outScores, visited, earlyTerminated: early };
+}

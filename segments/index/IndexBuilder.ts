@@ -1,0 +1,217 @@
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Executor } from '../../src/executor/Executor.js';
+import { Progress } from '../../src/progress/Progress.js';
+import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { openVectorSource, type VectorFormat } from '../input/index.js';
+import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';
+import { segmentFileName, FLAT_DATA_EXTENSION, FLAT_META_EXTENSION } from '../flat/FlatVectorsFormat.js';
+import { SQ_DATA_EXTENSION, SQ_META_EXTENSION } from '../quantized/ScalarQuantizedVectorsFormat.js';
+import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsReader.js';
+import { listCommitGenerations, newSegmentId, PRESCORE_FORMAT_SUFFIX, readCommit, writeCommit, commitFileName, type SegmentCommitInfo } from './CommitPoint.js';
+import { DocIds, docIdsFileName } from './DocIds.js';
+import type { SegmentBuildResult } from './SegmentBuildTask.js';
+
+export interface BuildOptions {
+  readonly input: string;
+  readonly out: string;
+  readonly similarity: VectorSimilarityFunction;
+  /** Docs per segment (the last one takes the rest). Default 131072. */
+  readonly segmentDocs?: number;
+  /** Vector field name. Default `vector`. */
+  readonly field?: string;
+  readonly format?: VectorFormat;
+  /** Segments with more docs than this get an HNSW graph; smaller ones are scanned exhaustively. Default 10000. */
+  readonly flatThreshold?: number;
+  readonly m?: number;
+  readonly beamWidth?: number;
+  readonly seed?: number;
+  /** Show progress bars on stderr. Default true. */
+  readonly progress?: boolean;
+  readonly executor?: Executor;
+}
+
+export interface BuildReport {
+  readonly dir: string;
+  readonly commit: string;
+  readonly docs: number;
+  readonly dims: number;
+  readonly segments: number;
+  readonly graphs: number;
+  readonly elapsedMs: number;
+  readonly bytes: number;
+}
+
+export const DEFAULT_SEGMENT_DOCS = 131_072;
+export const DEFAULT_FLAT_THRESHOLD = 10_000;
+export const DEFAULT_FIELD = 'vector';
+
+/**
+ * `prescore build`: streams the input once, writing each segment's fp32 `.vec` in doc order on
+ * the main thread; as soon as a segment's vectors are on disk, a worker quantizes it and builds
+ * its graph while the main thread streams the next one. The commit point is published only after
+ * every segment is complete, so bad input or a crash never leaves a partial index visible: all
+ * files of a failed build are deleted, and a previous commit stays intact.
+ */
+export async function buildIndex(options: BuildOptions): Promise<BuildReport> {
+  const started = performance.now();
+  const segmentDocs = options.segmentDocs ?? DEFAULT_SEGMENT_DOCS;
+  if (!(Number.isInteger(segmentDocs) && segmentDocs >= 1)) throw new RangeError(`--segment-docs must be a positive integer, got ${segmentDocs}`);
+  const fieldName = options.field ?? DEFAULT_FIELD;
+  if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
+  const flatThreshold = options.flatThreshold ?? DEFAULT_FLAT_THRESHOLD;
+  const show = options.progress ?? true;
+
+  const source = await openVectorSource(options.input, { format: options.format });
+  const dims = source.dims;
+  mkdirSync(options.out, { recursive: true });
+  const executor = options.executor ?? Executor.get();
+  let nextSegment = nextSegmentNumber(options.out);
+  const created: string[] = [];
+  const segments: SegmentCommitInfo[] = [];
+  const builds: Promise<SegmentBuildResult>[] = [];
+  const counters = new Int32Array(new SharedArrayBuffer(8));
+  const writing = new Progress({ label: 'write vectors', total: source.count, unit: 'vectors', enabled: show });
+
+  let writer: FlatVectorsWriter | null = null;
+  let current: { name: string; id: Uint8Array; ids: string[] | null; firstRow: number } | null = null;
+  let rows = 0;
+
+  const startSegment = (firstRow: number) => {
+    const name = `_${(nextSegment++).toString(36)}`;
+    const id = newSegmentId();
+    writer = new FlatVectorsWriter(options.out, name, id, PRESCORE_FORMAT_SUFFIX, { fieldNumber: 0, similarity: options.similarity, dims });
+    created.push(writer.dataPath, writer.metaPath);
+    current = { name, id, ids: source.hasIds ? [] : null, firstRow };
+  };
+
+  const finishSegment = () => {
+    const w = writer!;
+    const seg = current!;
+    const count = w.size;
+    const { dataLength } = w.finish();
+    void dataLength;
+    const ids = seg.ids ? DocIds.explicit(seg.ids) : DocIds.sequential(seg.firstRow, count);
+    created.push(DocIds.write(options.out, seg.name, seg.id, ids));
+    for (const ext of [SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION]) {
+      created.push(join(options.out, segmentFileName(seg.name, PRESCORE_FORMAT_SUFFIX, ext)));
+    }
+    const buildGraph = count > flatThreshold;
+    segments.push({ name: seg.name, id: seg.id, maxDoc: count, suffix: PRESCORE_FORMAT_SUFFIX, hasGraph: buildGraph });
+    builds.push(
+      executor.run('index.buildSegment', {
+        dir: options.out,
+        name: seg.name,
+        id: seg.id,
+        suffix: PRESCORE_FORMAT_SUFFIX,
+        fieldNumber: 0,
+        similarity: options.similarity.ordinal,
+        dims,
+        count,
+        vecPath: w.dataPath,
+        vecOffset: w.vectorDataOffset,
+        buildGraph,
+        m: options.m ?? 16,
+        beamWidth: options.beamWidth ?? 100,
+        seed: (options.seed ?? 42) + segments.length,
+        progress: counters,
+      }),
+    );
+    // Surface a failed segment build at once (the await below would only see it at the end).
+    builds[builds.length - 1].catch(() => {});
+    writer = null;
+    current = null;
+  };
+
+  try {
+    for await (const batch of source.batches(Math.min(segmentDocs, 8192))) {
+      let offset = 0;
+      while (offset < batch.rows) {
+        if (!writer) startSegment(batch.firstRow + offset);
+        const w = writer as unknown as FlatVectorsWriter;
+        const take = Math.min(batch.rows - offset, segmentDocs - w.size);
+        w.addVectors(batch.vectors.subarray(offset * dims, (offset + take) * dims), take);
+        const segIds = (current as unknown as { ids: string[] | null }).ids;
+        if (segIds && batch.ids) for (let i = 0; i < take; i++) segIds.push(batch.ids[offset + i]);
+        offset += take;
+        rows += take;
+        if (w.size === segmentDocs) finishSegment();
+      }
+      writing.update(rows);
+    }
+    if (writer) finishSegment();
+    writing.finish();
+    if (rows === 0) throw new Error(`${options.input}: no vectors to index`);
+
+    const building = new Progress({ label: 'quantize + graph', total: rows, unit: 'vectors', enabled: show });
+    const poll = setInterval(() => {
+      const graphTotal = segments.filter((s) => s.hasGraph).reduce((a, s) => a + s.maxDoc, 0);
+      // One bar over both stages: quantizing counts half, graph insertion the other half.
+      building.update(graphTotal > 0 ? Math.round((Atomics.load(counters, 0) + (Atomics.load(counters, 1) * rows) / graphTotal) / 2) : Atomics.load(counters, 0));
+    }, 200);
+    try {
+      await Promise.all(builds);
+    } finally {
+      clearInterval(poll);
+    }
+    building.update(rows);
+    building.finish();
+
+    const generation = (listCommitGenerations(options.out).at(-1) ?? 0) + 1;
+    const commitName = writeCommit(options.out, {
+      generation,
+      field: { name: fieldName, number: 0, similarity: options.similarity, dims },
+      segments,
+      userData: new Map([
+        ['source', options.input],
+        ['createdAt', new Date().toISOString()],
+        ['segmentDocs', String(segmentDocs)],
+        ['flatThreshold', String(flatThreshold)],
+      ]),
+    });
+    deleteUnreferenced(options.out, generation);
+    const bytes = readdirSync(options.out).reduce((a, f) => a + statSync(join(options.out, f)).size, 0);
+    return {
+      dir: options.out,
+      commit: commitName,
+      docs: rows,
+      dims,
+      segments: segments.length,
+      graphs: segments.filter((s) => s.hasGraph).length,
+      elapsedMs: performance.now() - started,
+      bytes,
+    };
+  } catch (e) {
+    writing.stop();
+    (writer as FlatVectorsWriter | null)?.abort();
+    await Promise.allSettled(builds);
+    for (const f of created) rmSync(f, { force: true });
+    throw e;
+  }
+}
+
+/** Segment names must never be reused: continue after the largest `_N` present. */
+function nextSegmentNumber(dir: string): number {
+  let max = -1;
+  for (const f of readdirSync(dir)) {
+    const m = /^_([0-9a-z]+)[._]/.exec(f);
+    if (m) max = Math.max(max, parseInt(m[1], 36));
+  }
+  return max + 1;
+}
+
+/** After a commit: delete older commits and every segment file the new commit does not reference. */
+function deleteUnreferenced(dir: string, generation: number): void {
+  const commit = readCommit(dir, generation);
+  const keep = new Set<string>([commitFileName(generation)]);
+  for (const s of commit.segments) {
+    keep.add(docIdsFileName(s.name));
+    for (const ext of [FLAT_DATA_EXTENSION, FLAT_META_EXTENSION, SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION]) {
+      keep.add(segmentFileName(s.name, s.suffix, ext));
+    }
+  }
+  for (const f of readdirSync(dir)) {
+    const ours = f.startsWith('commit_') || /^_[0-9a-z]+[._]/.test(f) || /^\.commit_.*\.tmp$/.test(f);
+    if (ours && !keep.has(f)) rmSync(join(dir, f), { force: true });
+  }
+}

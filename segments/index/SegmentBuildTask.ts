@@ -1,0 +1,74 @@
+import { MappedFile } from '../../src/native/MappedFile.js';
+import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { quantizeField, writeQuantizedField, type FloatVectorSource } from '../quantized/ScalarQuantizedVectorsWriter.js';
+import { buildSegmentGraph } from './buildSegmentGraph.js';
+
+export interface SegmentBuildArgs {
+  readonly dir: string;
+  readonly name: string;
+  readonly id: Uint8Array;
+  readonly suffix: string;
+  readonly fieldNumber: number;
+  readonly similarity: number;
+  readonly dims: number;
+  readonly count: number;
+  /** The segment's `.vec` (already written by the main thread) and where ord 0 starts in it. */
+  readonly vecPath: string;
+  readonly vecOffset: number;
+  readonly buildGraph: boolean;
+  readonly m: number;
+  readonly beamWidth: number;
+  readonly seed: number;
+  /** Shared progress counters: [vectors quantized, graph nodes inserted], summed over segments. */
+  readonly progress: Int32Array;
+}
+
+export interface SegmentBuildResult {
+  readonly hasGraph: boolean;
+  readonly quantizeMs: number;
+  readonly graphMs: number;
+}
+
+/**
+ * Executor task `index.buildSegment`: given a segment whose fp32 `.vec/.vemf` are written,
+ * quantize every vector to 1 bit against the segment centroid and write `.veq/.vemq`, then (for
+ * segments above the flat threshold) build the HNSW graph with the 1-bit scorer and write
+ * `.vem/.vex`. The raw vectors are read through a read-only mapping (no copy into the heap).
+ */
+export async function buildSegment(args: SegmentBuildArgs): Promise<SegmentBuildResult> {
+  const similarity = VectorSimilarityFunction.fromOrdinal(args.similarity);
+  const byteSize = args.dims * 4;
+  const mapped = args.count > 0 ? MappedFile.open(args.vecPath, args.vecOffset, args.count * byteSize, { advice: 'sequential' }) : null;
+  try {
+    const floats = mapped ? mapped.floats() : new Float32Array(0);
+    const source: FloatVectorSource = {
+      size: args.count,
+      dims: args.dims,
+      vector: (ord) => floats.subarray(ord * args.dims, (ord + 1) * args.dims),
+    };
+    const t0 = performance.now();
+    let reported = 0;
+    const quantized = quantizeField(source, similarity, {
+      withQueryRecords: args.buildGraph,
+      onProgress: (done) => {
+        Atomics.add(args.progress, 0, done - reported);
+        reported = done;
+      },
+    });
+    writeQuantizedField(
+      args.dir,
+      args.name,
+      args.id,
+      args.suffix,
+      { fieldNumber: args.fieldNumber, similarity, dims: args.dims, count: args.count, maxDoc: args.count },
+      quantized,
+    );
+    const t1 = performance.now();
+    if (args.buildGraph) {
+      await buildSegmentGraph(args, similarity, quantized, (inserted) => Atomics.add(args.progress, 1, inserted));
+    }
+    return { hasGraph: args.buildGraph, quantizeMs: t1 - t0, graphMs: performance.now() - t1 };
+  } finally {
+    mapped?.close();
+  }
+}

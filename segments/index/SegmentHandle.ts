@@ -1,0 +1,85 @@
+import type { FileSlice } from '../store/FileSlice.js';
+
+/**
+ * Everything an executor worker needs to open one segment's vector field by itself: plain data
+ * plus typed arrays backed by SharedArrayBuffers (cloning a task then copies no bulk data).
+ * Workers cache what they open under `key`, so a segment is opened once per worker thread.
+ */
+export interface SegmentHandle {
+  /** Unique per opened segment: directory, segment name and segment id. */
+  readonly key: string;
+  readonly name: string;
+  readonly maxDoc: number;
+  readonly dims: number;
+  /** The field's similarity ordinal. */
+  readonly similarity: number;
+  readonly vectors: VectorDataHandle;
+  /** The 1-bit codes (`.veq` records); null when the segment has no vectors. */
+  readonly quantized: QuantizedDataHandle | null;
+  /** The HNSW graph files; null for flat (exhaustively scanned) segments. */
+  readonly graph: GraphHandle | null;
+  /**
+   * Live ords as a bitset of 32-bit words (ord o is live when bit o&31 of word o>>>5 is set);
+   * null when every ord is live. Deleted docs are never returned by the first phase.
+   */
+  readonly liveOrds: Uint32Array | null;
+}
+
+export interface VectorDataHandle {
+  /** The physical file holding the fp32 vectors (a `.vec`, or a Lucene `.cfs`). */
+  readonly path: string;
+  /** Absolute byte offset of ord 0 in that file. */
+  readonly offset: number;
+  /** Bytes per vector (dims x 4). */
+  readonly byteSize: number;
+  /** Number of vectors (ords). */
+  readonly size: number;
+  /** ord -> segment doc; null when dense (ord == doc). */
+  readonly ordToDoc: Int32Array | null;
+}
+
+export interface QuantizedDataHandle {
+  readonly path: string;
+  /** Absolute byte offset of record 0. */
+  readonly offset: number;
+  readonly count: number;
+  readonly codeBytes: number;
+  readonly recordBytes: number;
+  readonly centroid: Float32Array;
+  readonly centroidDP: number;
+}
+
+export interface GraphHandle {
+  readonly vem: FileSlice;
+  readonly vex: FileSlice;
+  readonly segmentId: Uint8Array;
+  readonly suffix: string;
+  readonly fieldNumber: number;
+}
+
+/** Copies a typed array into SharedArrayBuffer-backed memory (so task arguments share it). */
+export function shared<T extends Int32Array | Float32Array | Uint8Array | Uint32Array>(array: T): T {
+  const Ctor = array.constructor as new (buffer: SharedArrayBuffer) => T;
+  const out = new Ctor(new SharedArrayBuffer(array.byteLength));
+  out.set(array as never);
+  return out;
+}
+
+/** Maps a segment doc to its ord: identity when dense, binary search in ordToDoc when sparse; -1 if the doc has no vector. */
+export function docToOrd(vectors: VectorDataHandle, doc: number): number {
+  const table = vectors.ordToDoc;
+  if (table === null) return doc < vectors.size ? doc : -1;
+  let lo = 0, hi = table.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const d = table[mid];
+    if (d === doc) return mid;
+    if (d < doc) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+export function ordToDoc(vectors: VectorDataHandle, ord: number): number {
+  return vectors.ordToDoc === null ? ord : vectors.ordToDoc[ord];
+}

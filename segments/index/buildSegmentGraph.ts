@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import { threadKernels } from '../../src/executor/threadKernels.js';
+import type { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { segmentFileName, VectorEncoding } from '../flat/FlatVectorsFormat.js';
+import { HnswGraphBuilder } from '../hnsw/HnswGraphBuilder.js';
+import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsFormat.js';
+import { HnswVectorsWriter } from '../hnsw/HnswVectorsWriter.js';
+import { BinaryQuantizedScorerSupplier } from '../quantized/BinaryQuantizedScorer.js';
+import type { QuantizedField } from '../quantized/ScalarQuantizedVectorsWriter.js';
+import { binaryCodeBytes } from '../quantization/BitPacking.js';
+
+export interface GraphBuildSpec {
+  readonly dir: string;
+  readonly name: string;
+  readonly id: Uint8Array;
+  readonly suffix: string;
+  readonly fieldNumber: number;
+  readonly dims: number;
+  readonly count: number;
+  readonly m: number;
+  readonly beamWidth: number;
+  readonly seed: number;
+}
+
+/**
+ * Builds a segment's HNSW graph with the 1-bit scorer (each doc's 4-bit code against its
+ * candidates' 1-bit codes, in the kernels' memory) and writes `.vem/.vex`.
+ */
+export async function buildSegmentGraph(
+  spec: GraphBuildSpec,
+  similarity: VectorSimilarityFunction,
+  quantized: QuantizedField,
+  onInserted: (n: number) => void,
+): Promise<void> {
+  if (!quantized.queryRecords) throw new Error('graph build needs the 4-bit query records');
+  const k = await threadKernels();
+  const codeBytes = binaryCodeBytes(spec.dims);
+  const recordsPtr = k.alloc(quantized.records.length);
+  const queryRecordsPtr = k.alloc(quantized.queryRecords.length);
+  try {
+    k.u8().set(quantized.records, recordsPtr);
+    k.u8().set(quantized.queryRecords, queryRecordsPtr);
+    const supplier = new BinaryQuantizedScorerSupplier(
+      { kernels: k, recordsPtr, count: spec.count, codeBytes, recordBytes: codeBytes + 16 },
+      queryRecordsPtr,
+      spec.dims,
+      similarity.ordinal,
+      quantized.centroidDP,
+    );
+    let reported = 0;
+    const builder = new HnswGraphBuilder(supplier, {
+      M: spec.m,
+      beamWidth: spec.beamWidth,
+      seed: spec.seed,
+      progressEvery: 1000,
+      onProgress: (done) => {
+        onInserted(done - reported);
+        reported = done;
+      },
+    });
+    const graph = builder.build();
+    const writer = HnswVectorsWriter.create(
+      join(spec.dir, segmentFileName(spec.name, spec.suffix, HNSW_META_EXTENSION)),
+      join(spec.dir, segmentFileName(spec.name, spec.suffix, HNSW_INDEX_EXTENSION)),
+      spec.id,
+      spec.suffix,
+    );
+    writer.writeField({ fieldNumber: spec.fieldNumber, encoding: VectorEncoding.FLOAT32, similarity, dimension: spec.dims, maxConn: spec.m }, spec.count, graph);
+    writer.close(); // writes the end marker and footers, fsyncs both files
+  } finally {
+    k.free(recordsPtr);
+    k.free(queryRecordsPtr);
+  }
+}

@@ -1,0 +1,141 @@
+import { basename } from 'node:path';
+import { Executor } from '../executor/Executor.js';
+import { residentFraction } from '../native/PageCache.js';
+import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
+import { leafOf, type IndexReader } from '../../segments/index/IndexReader.js';
+import { IndexSearcher } from '../../query/IndexSearcher.js';
+import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
+import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
+import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
+import {
+  DEFAULT_OVERSAMPLE,
+  MAX_K,
+  MAX_NUM_CANDIDATES,
+  MAX_OVERSAMPLE,
+  MIN_OVERSAMPLE,
+  type IndexDescription,
+  type ReadPath,
+  type SearchHit,
+  type SearchOptions,
+  type SearchResult,
+  type VectorIndex,
+} from './types.js';
+
+/** The HNSW beam per segment when the caller gives none (raised to k x oversample when smaller). */
+export const DEFAULT_NUM_CANDIDATES = 100;
+
+export interface OpenIndexOptions {
+  /** Name reported by describe() and used by the HTTP API; default the directory's base name. */
+  readonly name?: string;
+  /** Default read path of this index's searches. */
+  readonly readPath?: ReadPath;
+  readonly prefetchPolicy?: PrefetchPolicyName;
+  /** Executor threads (only when this open creates the process's executor). */
+  readonly threads?: number;
+  readonly ioConcurrency?: number;
+}
+
+let openCount = 0;
+
+/** Opens prescore's own index directory (see `prescore build`). */
+export async function openIndex(dir: string, options: OpenIndexOptions = {}): Promise<VectorIndex> {
+  return openReader(DirectoryReader.open(dir), options);
+}
+
+/** Wraps any IndexReader (prescore's or a Lucene directory's) as a VectorIndex. */
+export async function openReader(reader: IndexReader, options: OpenIndexOptions = {}): Promise<VectorIndex> {
+  const executor = Executor.get({ threads: options.threads });
+  const searcher = new IndexSearcher(reader, {
+    executor,
+    readPath: options.readPath,
+    prefetchPolicy: options.prefetchPolicy,
+    ioConcurrency: options.ioConcurrency,
+  });
+  openCount++;
+  // Each worker reads the codes and decodes the graphs once, now, instead of in the first query.
+  // Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
+  const segments = reader.leaves.map((l) => l.reader.handle);
+  await Promise.all(Array.from({ length: executor.threads }, () => executor.run('index.load', { segments })));
+  return new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher);
+}
+
+class SearchableIndex implements VectorIndex {
+  private closed = false;
+
+  constructor(
+    readonly name: string,
+    readonly reader: IndexReader,
+    readonly searcher: IndexSearcher,
+  ) {}
+
+  get dims(): number {
+    return this.reader.field.dims;
+  }
+
+  async search(vector: Float32Array | readonly number[], options: SearchOptions): Promise<SearchResult> {
+    if (this.closed) throw new Error(`index ${this.name} is closed`);
+    const { k } = options;
+    if (!(Number.isInteger(k) && k >= 1 && k <= MAX_K)) throw new RangeError(`k must be an integer in [1, ${MAX_K}], got ${k}`);
+    const oversample = options.oversample ?? DEFAULT_OVERSAMPLE;
+    if (!(oversample >= MIN_OVERSAMPLE && oversample <= MAX_OVERSAMPLE)) {
+      throw new RangeError(`oversample must be in [${MIN_OVERSAMPLE}, ${MAX_OVERSAMPLE}], got ${oversample}`);
+    }
+    if (options.numCandidates !== undefined && !(Number.isInteger(options.numCandidates) && options.numCandidates >= k && options.numCandidates <= MAX_NUM_CANDIDATES)) {
+      throw new RangeError(`numCandidates must be an integer in [k, ${MAX_NUM_CANDIDATES}], got ${options.numCandidates}`);
+    }
+    if (vector.length !== this.dims) throw new RangeError(`vector has ${vector.length} dims, index ${this.name} has ${this.dims}`);
+    const field = this.reader.field.name;
+    const candidates = Math.min(MAX_NUM_CANDIDATES, Math.ceil(k * oversample));
+    const knn = new KnnFloatVectorQuery(field, vector, candidates, {
+      numCandidates: Math.max(candidates, options.numCandidates ?? DEFAULT_NUM_CANDIDATES),
+    });
+    const query = RescoreTopNQuery.createFullPrecisionRescorerQuery(knn, vector, field, k);
+    const outcome = await this.searcher.search(query, k, { readPath: options.readPath, signal: options.signal });
+    const leaves = this.reader.leaves;
+    const hits: SearchHit[] = outcome.topDocs.scoreDocs.map((sd) => {
+      const leaf = leafOf(leaves, sd.doc);
+      return { id: leaf.reader.id(sd.doc - leaf.docBase), doc: sd.doc, score: sd.score };
+    });
+    return { hits, totalHits: outcome.topDocs.totalHits.value, stats: outcome.stats };
+  }
+
+  async describe(): Promise<IndexDescription> {
+    const segments = this.reader.leaves.map((l) => ({
+      name: l.reader.name,
+      docBase: l.docBase,
+      docs: l.reader.maxDoc,
+      hasGraph: l.reader.handle.graph !== null,
+      bytes: l.reader.bytes,
+    }));
+    const bytes = { vectors: 0, codes: 0, graph: 0, total: 0 };
+    let resident = 0;
+    for (const s of this.reader.leaves) {
+      bytes.vectors += s.reader.bytes.vectors;
+      bytes.codes += s.reader.bytes.codes;
+      bytes.graph += s.reader.bytes.graph;
+      const v = s.reader.handle.vectors;
+      if (v.size > 0) resident += residentFraction(v.path) * s.reader.bytes.vectors;
+    }
+    bytes.total = bytes.vectors + bytes.codes + bytes.graph;
+    return {
+      name: this.name,
+      dir: this.reader.dir,
+      field: this.reader.field.name,
+      similarity: this.reader.field.similarity.userName,
+      dims: this.dims,
+      docs: this.reader.maxDoc,
+      segments,
+      bytes,
+      residentFraction: bytes.vectors > 0 ? resident / bytes.vectors : 0,
+      defaultReadPath: this.searcher.readPath,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.reader.close();
+    // The last open index takes the executor (its workers hold the mappings and codes) with it.
+    if (--openCount === 0) await Executor.shutdown();
+  }
+}

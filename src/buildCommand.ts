@@ -1,0 +1,103 @@
+import { parseArgs } from 'node:util';
+import { Executor } from './executor/Executor.js';
+import { formatDuration } from './progress/Progress.js';
+import { buildIndex, DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
+import { parseVectorFormat } from '../segments/input/index.js';
+import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+
+export const BUILD_USAGE = `Usage: prescore build --input FILE --out DIR --similarity S [options]
+
+Builds a prescore index: Lucene99 flat fp32 vectors (.vec/.vemf), 1-bit OSQ codes
+(.veq/.vemq) and, for segments above the flat threshold, an HNSW graph (.vem/.vex).
+Segments are quantized and graphed in parallel on the worker pool. The index is published
+atomically when every segment is complete; on bad input nothing is published.
+
+Input formats (by extension, or --format): .fvecs, .npy (float32, 2-D), .jsonl
+({"id": "...", "vector": [...]} per line). fvecs/npy docs get their row number as id.
+
+Options:
+  --input FILE          vectors to index (required)
+  --out DIR             index directory, created if missing (required)
+  --similarity S        cosine | dot_product | euclidean | max_inner_product (required)
+  --segment-docs N      docs per segment (default ${DEFAULT_SEGMENT_DOCS})
+  --field NAME          vector field name (default ${DEFAULT_FIELD})
+  --format F            fvecs | npy | jsonl (default: from the extension)
+  --flat-threshold N    segments of at most N docs get no graph (default ${DEFAULT_FLAT_THRESHOLD})
+  --m M                 HNSW max connections (default 16)
+  --beam-width B        HNSW construction beam (default 100)
+  --threads T           executor threads (default PRESCORE_THREADS or all cores)
+  --quiet               no progress output
+  -h, --help            this text
+`;
+
+export async function buildCommand(argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        input: { type: 'string' },
+        out: { type: 'string' },
+        similarity: { type: 'string' },
+        'segment-docs': { type: 'string' },
+        field: { type: 'string' },
+        format: { type: 'string' },
+        'flat-threshold': { type: 'string' },
+        m: { type: 'string' },
+        'beam-width': { type: 'string' },
+        threads: { type: 'string' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (e) {
+    process.stderr.write(`prescore build: ${(e as Error).message}\n\n${BUILD_USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(BUILD_USAGE);
+    return 0;
+  }
+  try {
+    if (!values.input) throw new UsageError('--input is required');
+    if (!values.out) throw new UsageError('--out is required');
+    if (!values.similarity) throw new UsageError('--similarity is required (cosine, dot_product, euclidean or max_inner_product)');
+    const similarity = VectorSimilarityFunction.fromName(values.similarity);
+    const threads = optionalInt('threads', values.threads);
+    const executor = Executor.get({ threads });
+    const report = await buildIndex({
+      input: values.input,
+      out: values.out,
+      similarity,
+      segmentDocs: optionalInt('segment-docs', values['segment-docs']),
+      field: values.field,
+      format: values.format ? parseVectorFormat(values.format) : undefined,
+      flatThreshold: optionalInt('flat-threshold', values['flat-threshold'], 0),
+      m: optionalInt('m', values.m),
+      beamWidth: optionalInt('beam-width', values['beam-width']),
+      progress: !values.quiet,
+      executor,
+    });
+    process.stdout.write(
+      `built ${report.dir}: ${report.docs} docs x ${report.dims} dims in ${report.segments} segments ` +
+        `(${report.graphs} with a graph), ${(report.bytes / 2 ** 20).toFixed(1)} MiB, ${formatDuration(report.elapsedMs)}; commit ${report.commit}\n`,
+    );
+    return 0;
+  } catch (e) {
+    process.stderr.write(`prescore build: ${(e as Error).message}\n`);
+    if (e instanceof UsageError) process.stderr.write(`\n${BUILD_USAGE}`);
+    return e instanceof UsageError || e instanceof RangeError ? 2 : 1;
+  } finally {
+    await Executor.shutdown();
+  }
+}
+
+class UsageError extends Error {}
+
+function optionalInt(name: string, value: string | undefined, min = 1): number | undefined {
+  if (value === undefined) return undefined;
+  const v = Number(value.replace(/_/g, ''));
+  if (!Number.isSafeInteger(v) || v < min) throw new UsageError(`--${name} must be an integer >= ${min}, got "${value}"`);
+  return v;
+}

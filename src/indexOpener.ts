@@ -1,0 +1,16 @@
+import type { IndexOpener } from './http/index.js';
+import type { VectorIndex } from './api/types.js';
+import type { OpenIndexOptions } from './api/openIndex.js';
+
+type Open = (dir: string, options: OpenIndexOptions) => Promise<VectorIndex>;
+
+/** The `prescore serve` opener: prescore index directories, and (with --lucene) Lucene directories. */
+export function indexOpener(openPrescore: Open, openLucene?: (dir: string, options: OpenIndexOptions & { field?: string }) => Promise<VectorIndex>): IndexOpener {
+  return (dir, req) => {
+    if (req.format === 'lucene') {
+      if (!openLucene) throw new Error('serving Lucene directories is not available in this build');
+      return openLucene(dir, { name: req.name, readPath: req.readPath, field: req.field });
+    }
+    return openPrescore(dir, { name: req.name, readPath: req.readPath });
+  };
+}
