@@ -33,6 +33,8 @@ export interface SearchOutcome {
   readonly stats: QueryStats;
   /** The rescoring event order when `trace` was requested (see QueryStatsCollector.trace). */
   readonly trace?: readonly number[];
+  /** Worker threads that issued prefetches (the parallel read paths spread issuance over several). */
+  readonly prefetchThreads: readonly number[];
 }
 
 /** A group of leaves searched by one executor task (Lucene's IndexSearcher.LeafSlice). */
@@ -118,6 +120,6 @@ export class IndexSearcher {
     for (let i = 0; i < rewritten.size; i++) hits.push({ doc: rewritten.docs[i], score: rewritten.scores[i] });
     hits.sort((a, b) => floatCompare(b.score, a.score) || a.doc - b.doc);
     const topDocs = new TopDocs({ value: rewritten.totalHits, relation: 'EQUAL_TO' }, hits.slice(0, n));
-    return { topDocs, stats: stats.toStats(), trace: stats.trace };
+    return { topDocs, stats: stats.toStats(), trace: stats.trace, prefetchThreads: [...stats.prefetchThreads] };
   }
 }

@@ -12,6 +12,8 @@ export class QueryStatsCollector {
   rescoreMs = 0;
   /** Per-entry event log when tracing: +(i+1) = prefetch issued for entry i, -(i+1) = entry i scored. */
   trace: number[] | undefined;
+  /** Worker threads that issued prefetches for this search. */
+  readonly prefetchThreads = new Set<number>();
 
   constructor(readonly readPath: ReadPath) {}
 

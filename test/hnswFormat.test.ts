@@ -232,6 +232,19 @@ describe('Lucene-written fixtures (9.12.3, 10.0.0)', () => {
             expectSameGraph(g, ours);
             const scorer = supplier.queryScorer(new Float32Array([0.2, -0.1, 0.35]));
             expect(Array.from(searchGraph(scorer, g, 3, 10).ords)).toEqual(Array.from(exactSearch(scorer, 3).ords));
+            // Lucene's DirectMonotonic offsets: entry i starts where i-1 ended (vint count + vint deltas in version 0)
+            expect(f.offsetsMeta!.blocks[0].bitsPerValue).toBe(1);
+            expect(f.offsetsMeta!.blocks[0].avg).toBe(Math.fround((f.vectorIndexLength - 1) / f.size));
+            // and writing our graph with the same id, suffix and version reproduces Lucene's files byte for byte
+            if (r.fields.size === 1) {
+              const meta = new ByteArrayDataOutput();
+              const index = new ByteArrayDataOutput();
+              const w = new HnswVectorsWriter(meta, index, id, suffix, r.version);
+              w.writeField({ fieldNumber: f.fieldNumber, encoding: VectorEncoding.FLOAT32, similarity: f.similarity, dimension: 3 }, f.size, ours);
+              w.close();
+              expect(Buffer.from(meta.toBytes()).toString('hex')).toBe(Buffer.from(cfs.subarray(vem.offset, vem.offset + vem.length)).toString('hex'));
+              expect(Buffer.from(index.toBytes()).toString('hex')).toBe(Buffer.from(cfs.subarray(vex.offset, vex.offset + vex.length)).toString('hex'));
+            }
           }
         }
         expect(fieldsSeen).toBeGreaterThanOrEqual(3);

@@ -39,4 +39,6 @@ export interface RescoreTaskResult {
   readonly counters: RescoreCounters;
   /** +(i+1) prefetch issued for entry i, -(i+1) entry i scored, in event order (when tracing). */
   readonly trace: Int32Array | null;
+  /** The worker thread that ran the task (observability: prefetch issuance spreads over threads). */
+  readonly threadId: number;
 }

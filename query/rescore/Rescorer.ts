@@ -108,6 +108,7 @@ export async function runRescorePlan(
       scores.set(r.scores, from);
       hasValue.set(r.hasValue, from);
       ctx.stats.addIo(r.counters);
+      if (r.counters.pagesPrefetched + r.counters.pagesResident > 0) ctx.stats.prefetchThreads.add(r.threadId);
       if (r.trace) {
         const trace = (ctx.stats.trace ??= []);
         for (const e of r.trace) trace.push(e > 0 ? e + from : e - from);

@@ -1,3 +1,4 @@
+import { threadId } from 'node:worker_threads';
 import { MappedFile } from '../../src/native/MappedFile.js';
 import { IoBuffer, IoUring, openForRead } from '../../src/native/IoUring.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
@@ -72,7 +73,7 @@ export function rescoreRing(args: RescoreTaskArgs): RescoreTaskResult {
   } else {
     readThroughUring(args, counters, prefetched, trace, valueOf, noVector);
   }
-  return { scores, hasValue, counters, trace: trace ? Int32Array.from(trace) : null };
+  return { scores, hasValue, counters, trace: trace ? Int32Array.from(trace) : null, threadId };
 }
 
 const EMPTY = new Float32Array(0);

@@ -72,6 +72,7 @@ export class HnswGraphBuilder {
   private readonly unsortedPos: Int32Array;
   private readonly unchecked: Int32Array;
   private added = 0;
+  private frozen = false;
 
   constructor(
     readonly supplier: RandomVectorScorerSupplier,
@@ -105,7 +106,10 @@ export class HnswGraphBuilder {
     this.unchecked = new Int32Array(cap + 1);
   }
 
-  /** Inserts ordinals [graph.size(), maxOrd) in order and returns the frozen graph. */
+  /**
+   * Inserts the remaining ordinals up to maxOrd in order, then freezes and returns the graph
+   * (build-only scores are dropped; no more nodes can be added). onProgress gets cumulative counts.
+   */
   build(maxOrd = this.supplier.maxOrd): OnHeapHnswGraph {
     const every = Math.max(1, this.options.progressEvery ?? 1000);
     const onProgress = this.options.onProgress;
@@ -115,10 +119,11 @@ export class HnswGraphBuilder {
     }
     if (onProgress) onProgress(maxOrd, maxOrd);
     this.graph.freeze();
+    this.frozen = true;
     return this.graph;
   }
 
-  /** Scored vectors so far (searches and diversity checks excluded: only graph searches count). */
+  /** Vectors scored by the insertion searches so far (diversity checks not included). */
   get searchVisits(): number {
     return this.searcher.visitedSoFar;
   }
@@ -132,6 +137,7 @@ export class HnswGraphBuilder {
 
   /** Inserts one node; nodes must be added in ordinal order 0, 1, 2, ... */
   addGraphNode(node: number): void {
+    if (this.frozen) throw new Error('the graph is complete (build() froze it)');
     if (node !== this.added) throw new RangeError(`nodes must be added in order: expected ${this.added}, got ${node}`);
     if (node >= this.supplier.maxOrd) throw new RangeError(`node ${node} >= maxOrd ${this.supplier.maxOrd}`);
     this.added++;

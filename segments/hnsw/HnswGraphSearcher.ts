@@ -46,6 +46,7 @@ export class HnswGraphSearcher {
   private nbrScores = new Float32Array(64);
   private visitedCount = 0;
   private visitLimit = Infinity;
+  private readonly epScratch = new Int32Array(1);
 
   constructor(maxOrd = 0) {
     this.visited = new Int32Array(Math.max(1, maxOrd));
@@ -95,8 +96,6 @@ export class HnswGraphSearcher {
     }
     return { ords, scores, visited: this.visitedCount, earlyTerminated: this.visitedCount >= this.visitLimit };
   }
-
-  private readonly epScratch = new Int32Array(1);
 
   private newGeneration(size: number): void {
     if (this.visited.length < size) {
