@@ -1,0 +1,26 @@
+/**
+ * prescore as a library: Lucene's names for the search pieces, plus a facade.
+ *
+ *   const index = await openIndex('data/demo/index');
+ *   const { hits, stats } = await index.search(vector, { k: 10, oversample: 3 });
+ *   await index.close();
+ */
+export { openIndex, openReader, DEFAULT_NUM_CANDIDATES, type OpenIndexOptions } from './api/openIndex.js';
+export * from './api/types.js';
+export { IndexSearcher, type IndexSearcherOptions, type SearchSettings, type SearchOutcome } from '../query/IndexSearcher.js';
+export { KnnFloatVectorQuery, type KnnOptions } from '../query/KnnFloatVectorQuery.js';
+export { RescoreTopNQuery } from '../query/RescoreTopNQuery.js';
+export { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
+export { Query, type SearchContext } from '../query/Query.js';
+export { TopDocs } from '../query/TopDocs.js';
+export type { ScoreDoc, TotalHits } from '../query/ScoreDoc.js';
+export { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+export { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource } from '../query/DoubleValuesSource.js';
+export { PREFETCH_POLICIES, type PrefetchPolicyName } from '../query/prefetch/PrefetchPolicy.js';
+export { DirectoryReader } from '../segments/index/DirectoryReader.js';
+export type { IndexReader, LeafReaderContext, SegmentReader } from '../segments/index/IndexReader.js';
+export { buildIndex, type BuildOptions, type BuildReport } from '../segments/index/IndexBuilder.js';
+export { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
+export { InputError } from '../segments/input/index.js';
+export { Executor } from './executor/Executor.js';
+export { startServer, createApp } from './http/index.js';
