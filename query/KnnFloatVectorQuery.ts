@@ -45,10 +45,12 @@ export class KnnFloatVectorQuery extends Query {
         searcher.executor.run(
           'knn.slice',
           { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef },
-          { signal: ctx.signal },
         ),
       ),
     );
+    // Cancellation is checked between phases, never by aborting a running task: piscina would
+    // terminate the worker, and with it every segment the worker holds open.
+    ctx.signal?.throwIfAborted();
     // Per-leaf TopDocs in leaf order (as Lucene's invokeAll returns them), docs made global.
     const perLeaf: TopDocs[] = new Array(searcher.reader.leaves.length);
     searcher.slices.forEach((slice, s) => {

@@ -6,6 +6,7 @@ import { genCommand } from './gen/genCommand.js';
 import { serveCommand } from './http/index.js';
 import { loadCommand } from '../load/index.js';
 import { openIndex } from './api/openIndex.js';
+import { openLuceneIndex, sidecarEventLine } from './api/openLuceneIndex.js';
 import { indexOpener } from './indexOpener.js';
 import { checkCommand, infoCommand } from './inspectCommands.js';
 
@@ -27,7 +28,8 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   start: startCommand,
   gen: genCommand,
   build: buildCommand,
-  serve: (argv) => serveCommand(argv, indexOpener(openIndex)),
+  serve: (argv) =>
+    serveCommand(argv, indexOpener(openIndex, (dir, o) => openLuceneIndex(dir, { ...o, onSidecar: (e) => process.stderr.write(sidecarEventLine(e) + '\n') }))),
   load: (argv) => loadCommand(argv),
   info: infoCommand,
   check: checkCommand,

@@ -6,6 +6,7 @@
  *   await index.close();
  */
 export { openIndex, openReader, DEFAULT_NUM_CANDIDATES, type OpenIndexOptions } from './api/openIndex.js';
+export { openLuceneIndex, type OpenLuceneIndexOptions } from './api/openLuceneIndex.js';
 export * from './api/types.js';
 export { IndexSearcher, type IndexSearcherOptions, type SearchSettings, type SearchOutcome } from '../query/IndexSearcher.js';
 export { KnnFloatVectorQuery, type KnnOptions } from '../query/KnnFloatVectorQuery.js';
@@ -19,6 +20,7 @@ export { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource } fr
 export { PREFETCH_POLICIES, type PrefetchPolicyName } from '../query/prefetch/PrefetchPolicy.js';
 export { DirectoryReader } from '../segments/index/DirectoryReader.js';
 export type { IndexReader, LeafReaderContext, SegmentReader } from '../segments/index/IndexReader.js';
+export { LuceneIndexReader, type LuceneIndexReaderOptions } from '../segments/lucene/LuceneIndexReader.js';
 export { buildIndex, type BuildOptions, type BuildReport } from '../segments/index/IndexBuilder.js';
 export { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 export { InputError } from '../segments/input/index.js';

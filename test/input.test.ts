@@ -131,6 +131,26 @@ describe('fvecs', () => {
     expect(batchIds(first)).toEqual(['0', '1', '2', '3']);
   });
 
+  it('can stop early; every pass starts again at row 0', async () => {
+    const dims = 4;
+    const data = sample(50, dims, 9);
+    for (const [name, write] of [
+      ['early.fvecs', () => writeFvecs(join(dir, 'early.fvecs'), data, dims)],
+      ['early.npy', () => writeNpy(join(dir, 'early.npy'), data, dims)],
+    ] as const) {
+      await write();
+      const source = await openVectorSource(join(dir, name));
+      for (let pass = 0; pass < 3; pass++) {
+        for await (const b of source.batches(7)) {
+          expect(b.firstRow).toBe(0);
+          expect(b.vectors).toEqual(data.subarray(0, 7 * dims));
+          break;
+        }
+      }
+      expect(concat(await collect(source, 7), dims)).toEqual(data);
+    }
+  });
+
   it('rejects NaN and Infinity naming the row', async () => {
     const dims = 4;
     const data = sample(10, dims);

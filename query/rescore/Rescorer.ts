@@ -102,7 +102,8 @@ export async function runRescorePlan(
   const hasValue = new Uint8Array(plan.total);
   activeTasks += plan.tasks.length;
   try {
-    const results = await Promise.all(plan.tasks.map((t) => searcher.executor.run('rescore.ring', t.args, { signal: ctx.signal })));
+    const results = await Promise.all(plan.tasks.map((t) => searcher.executor.run('rescore.ring', t.args)));
+    ctx.signal?.throwIfAborted();
     results.forEach((r, i) => {
       const { from } = plan.tasks[i];
       scores.set(r.scores, from);

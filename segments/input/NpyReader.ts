@@ -90,18 +90,31 @@ class NpySource implements VectorSource {
     const rowBytes = 4 * dims;
     const batchRows = Math.max(1, Math.min(Math.floor(maxRows), count));
     const { fh } = await openForRead(path);
-    try {
-      for (let firstRow = 0; firstRow < count; firstRow += batchRows) {
+    // The data is contiguous float32: each batch is read straight into its own uninitialized
+    // buffer (no copy), and the next batch's read is issued before this one is yielded.
+    const readAhead = (firstRow: number): Promise<Float32Array> => {
+      const p = (async () => {
         const rows = Math.min(batchRows, count - firstRow);
-        // The data is contiguous float32: read straight into the batch's own buffer (no copy).
-        const vectors = new Float32Array(rows * dims);
-        const bytes = new Uint8Array(vectors.buffer);
-        const got = await readAt(fh, path, bytes, 0, bytes.length, dataOffset + firstRow * rowBytes);
-        if (got < bytes.length) {
+        const raw = Buffer.allocUnsafeSlow(rows * rowBytes);
+        const got = await readAt(fh, path, raw, 0, raw.length, dataOffset + firstRow * rowBytes);
+        if (got < raw.length) {
           throw new InputError(path, 'truncated: the file ended while reading (it shrank after it was opened?)', {
             row: firstRow + Math.floor(got / rowBytes),
           });
         }
+        return new Float32Array(raw.buffer, raw.byteOffset, rows * dims);
+      })();
+      // Its failure is reported when awaited; until then it must not count as unhandled.
+      p.catch(() => {});
+      return p;
+    };
+    let pending: Promise<Float32Array> | undefined;
+    try {
+      pending = readAhead(0);
+      for (let firstRow = 0; firstRow < count; firstRow += batchRows) {
+        const rows = Math.min(batchRows, count - firstRow);
+        const vectors: Float32Array = await pending!;
+        pending = firstRow + batchRows < count ? readAhead(firstRow + batchRows) : undefined;
         const bad = firstNonFinite(vectors);
         if (bad >= 0) {
           throw new InputError(path, `value is ${describeNonFinite(vectors[bad])} (vectors must be finite)`, {
@@ -112,6 +125,7 @@ class NpySource implements VectorSource {
         yield { firstRow, rows, vectors };
       }
     } finally {
+      await pending?.catch(() => {});
       await fh.close().catch(() => {});
     }
   }

@@ -53,21 +53,35 @@ class XvecsSource implements VectorSource {
     const rowInts = dims + 1;
     const rowBytes = 4 * rowInts;
     const batchRows = Math.max(1, Math.min(Math.floor(maxRows), count));
-    const raw = new ArrayBuffer(batchRows * rowBytes);
-    const bytes = new Uint8Array(raw);
-    const ints = new Int32Array(raw);
-    const floats = new Float32Array(raw);
     const { fh } = await openForRead(path);
+    // Each batch reads into its own uninitialized buffer and strips the row headers in place, so
+    // the vectors are returned without a second copy or a zero-filled allocation. The next batch's
+    // read is issued before this one is processed and yielded (one batch of read-ahead).
+    const readBatch = async (firstRow: number): Promise<Buffer> => {
+      const rows = Math.min(batchRows, count - firstRow);
+      const raw = Buffer.allocUnsafeSlow(rows * rowBytes);
+      const got = await readAt(fh, path, raw, 0, raw.length, firstRow * rowBytes);
+      if (got < raw.length) {
+        const row = firstRow + Math.floor(got / rowBytes);
+        throw new InputError(path, `truncated: the file ended while reading (it shrank after it was opened?)`, { row });
+      }
+      return raw;
+    };
+    const readAhead = (firstRow: number): Promise<Buffer> => {
+      const p = readBatch(firstRow);
+      // Its failure is reported when awaited; until then it must not count as unhandled.
+      p.catch(() => {});
+      return p;
+    };
+    let pending: Promise<Buffer> | undefined;
     try {
+      pending = readAhead(0);
       for (let firstRow = 0; firstRow < count; firstRow += batchRows) {
         const rows = Math.min(batchRows, count - firstRow);
-        const want = rows * rowBytes;
-        const got = await readAt(fh, path, bytes, 0, want, firstRow * rowBytes);
-        if (got < want) {
-          const row = firstRow + Math.floor(got / rowBytes);
-          throw new InputError(path, `truncated: the file ended while reading (it shrank after it was opened?)`, { row });
-        }
-        const vectors = new Float32Array(rows * dims);
+        const raw: Buffer = await pending!;
+        pending = firstRow + batchRows < count ? readAhead(firstRow + batchRows) : undefined;
+        const ints = new Int32Array(raw.buffer, raw.byteOffset, rows * rowInts);
+        const floats = new Float32Array(raw.buffer, raw.byteOffset, rows * rowInts);
         for (let r = 0; r < rows; r++) {
           const at = r * rowInts;
           if (ints[at] !== dims) {
@@ -75,22 +89,27 @@ class XvecsSource implements VectorSource {
               row: firstRow + r,
             });
           }
-          if (this.format === 'fvecs') {
-            vectors.set(floats.subarray(at + 1, at + 1 + dims), r * dims);
-          } else {
-            const out = r * dims;
+        }
+        if (this.format === 'fvecs') {
+          // Destinations never pass their sources (r*dims <= r*(dims+1)+1): a forward memmove.
+          for (let r = 0; r < rows; r++) floats.copyWithin(r * dims, r * rowInts + 1, (r + 1) * rowInts);
+        } else {
+          for (let r = 0; r < rows; r++) {
+            const from = r * rowInts + 1;
+            const to = r * dims;
             for (let i = 0; i < dims; i++) {
-              const v = ints[at + 1 + i];
+              const v = ints[from + i];
               if (v > MAX_EXACT_INT_F32 || v < -MAX_EXACT_INT_F32) {
                 throw new InputError(path, `value ${v} is not exactly representable as float32 (|x| > 2^24)`, {
                   row: firstRow + r,
                   component: i,
                 });
               }
-              vectors[out + i] = v;
+              floats[to + i] = v;
             }
           }
         }
+        const vectors = new Float32Array(raw.buffer, raw.byteOffset, rows * dims);
         if (this.format === 'fvecs') {
           const bad = firstNonFinite(vectors);
           if (bad >= 0) {
@@ -103,6 +122,8 @@ class XvecsSource implements VectorSource {
         yield { firstRow, rows, vectors };
       }
     } finally {
+      // Let an abandoned read-ahead settle before closing the handle under it.
+      await pending?.catch(() => {});
       await fh.close().catch(() => {});
     }
   }

@@ -211,18 +211,21 @@ export class LuceneIndex {
    * itself (or the plain files), `.liv` and field-infos update files.
    */
   checkIntegrity(): void {
+    checksumEntireFile(this.directory.openSlice(this.commit.fileName));
+    for (const seg of this.segments) this.checkSegmentIntegrity(seg);
+  }
+
+  /** Full CRC32 verification of one segment's files (`.si`, `.cfe`, every `.cfs` sub-file and the `.cfs`, `.liv`, updates). */
+  checkSegmentIntegrity(seg: LuceneSegment): void {
     const dir = this.directory;
-    checksumEntireFile(dir.openSlice(this.commit.fileName));
-    for (const seg of this.segments) {
-      const ci = seg.commitInfo;
-      const outer = new Set<string>([segmentFileName(seg.name, '', SEGMENT_INFO_EXTENSION)]);
-      if (seg.directory.isCompound) outer.add(segmentFileName(seg.name, '', COMPOUND_ENTRIES_EXTENSION));
-      if (ci.delGen !== -1) outer.add(liveDocsFileName(seg.name, ci.delGen));
-      if (ci.fieldInfosGen !== -1) outer.add(segmentFileName(seg.name, generationToString(ci.fieldInfosGen), FIELD_INFOS_EXTENSION));
-      for (const f of ci.fieldInfosFiles) outer.add(f);
-      for (const files of ci.docValuesUpdatesFiles.values()) for (const f of files) outer.add(f);
-      for (const f of outer) checksumEntireFile(dir.openSlice(f));
-      seg.directory.checkIntegrity();
-    }
+    const ci = seg.commitInfo;
+    const outer = new Set<string>([segmentFileName(seg.name, '', SEGMENT_INFO_EXTENSION)]);
+    if (seg.directory.isCompound) outer.add(segmentFileName(seg.name, '', COMPOUND_ENTRIES_EXTENSION));
+    if (ci.delGen !== -1) outer.add(liveDocsFileName(seg.name, ci.delGen));
+    if (ci.fieldInfosGen !== -1) outer.add(segmentFileName(seg.name, generationToString(ci.fieldInfosGen), FIELD_INFOS_EXTENSION));
+    for (const f of ci.fieldInfosFiles) outer.add(f);
+    for (const files of ci.docValuesUpdatesFiles.values()) for (const f of files) outer.add(f);
+    for (const f of outer) checksumEntireFile(dir.openSlice(f));
+    seg.directory.checkIntegrity();
   }
 }

@@ -10,6 +10,11 @@ export interface ExecutorOptions {
 }
 
 export interface RunOptions {
+  /**
+   * Aborts the task. Careful: piscina terminates the worker when a task is aborted while
+   * running, dropping everything the worker holds (open segments); search code checks its signal
+   * between tasks instead.
+   */
   readonly signal?: AbortSignal;
   /** ArrayBuffers/MessagePorts to move (not copy) into the worker. */
   readonly transferList?: readonly (ArrayBuffer | import('node:worker_threads').MessagePort)[];

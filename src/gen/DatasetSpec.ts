@@ -48,8 +48,3 @@ export function normalizeSimilarity(name: string): GenSimilarity {
 export function isNormalized(similarity: GenSimilarity): boolean {
   return similarity === 'cosine' || similarity === 'dot_product';
 }
-
-/** Chunk index range [first, end) holding rows [firstRow, firstRow + rows). */
-export function chunkCount(rows: number): number {
-  return Math.ceil(rows / CHUNK_ROWS);
-}

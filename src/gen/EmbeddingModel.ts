@@ -4,8 +4,8 @@ import { parseSeed, Rng } from './Rng.js';
 /**
  * A generative model of embedding-like vectors, fixed by (seed, dim, similarity):
  *
- * - a latent space of L dims (16..64, see latentDims) mapped to D dims by a fixed random
- *   orthonormal basis: low intrinsic dimension;
+ * - a latent space of L = min(D, 32..64) dims (64 from D = 1024, 44 at D = 384; see latentDims)
+ *   mapped to D dims by a fixed random orthonormal basis: low intrinsic dimension;
  * - a power-law spectrum: latent coordinate j is scaled by (1+j)^-SPECTRUM_ALPHA, so a few
  *   directions carry much of the variance (anisotropy);
  * - 1024 clusters in two levels (TOPICS topics x SUBTOPICS sub-clusters), log-normal weights

@@ -1,0 +1,250 @@
+import { join } from 'node:path';
+import { idToString } from '../codec/CodecUtil.js';
+import type { VectorFieldInfo } from '../index/CommitPoint.js';
+import type { IndexReader, LeafReaderContext, SegmentReader } from '../index/IndexReader.js';
+import { shared, type SegmentHandle } from '../index/SegmentHandle.js';
+import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import type { Executor } from '../../src/executor/Executor.js';
+import { LuceneIndex, type LuceneIndexOptions, type LuceneSegment, type VectorFieldView } from './LuceneIndex.js';
+import { checkServableField, describeVectorFields, listVectorFields, openLuceneFlatField, type LuceneFlatField } from './LuceneFlatVectors.js';
+import {
+  defaultSidecarDir,
+  ensureSidecarSegment,
+  prepareSidecarRoot,
+  pruneSidecarRoot,
+  sidecarSegmentDirName,
+  type SidecarBuildParams,
+  type SidecarEvent,
+  type SidecarSegment,
+  type SidecarSource,
+} from './LuceneSidecar.js';
+
+/** Defaults of the sidecar build (the same as `prescore build`'s). */
+export const LUCENE_SIDECAR_DEFAULTS: SidecarBuildParams = { flatThreshold: 10_000, m: 16, beamWidth: 100 };
+
+export interface LuceneIndexReaderOptions extends Partial<SidecarBuildParams> {
+  /** The FLOAT32 vector field to serve; may be omitted when the index has exactly one vector field. */
+  readonly field?: string;
+  /**
+   * Where the 1-bit codes and graphs are kept (never inside the Lucene directory). Default
+   * `defaultSidecarDir(realpath(dir), field)`: `$XDG_CACHE_HOME/prescore/lucene-sidecars/<hash>`,
+   * XDG_CACHE_HOME defaulting to `~/.cache`.
+   */
+  readonly sidecarDir?: string;
+  /** Runs the sidecar builds (task `index.buildSegment`). */
+  readonly executor: Executor;
+  /** Which commit to open, extra codec names (see LuceneIndex.open). */
+  readonly lucene?: LuceneIndexOptions;
+  /** Delete sidecar segments of segments no longer in this commit (default false: another process may serve an older commit). */
+  readonly pruneSidecars?: boolean;
+  /** Sidecar progress: building / built / reused / rebuilt, per segment. */
+  readonly onSidecar?: (event: SidecarEvent) => void;
+}
+
+/**
+ * A Lucene index directory (9.9+ / 10.x, read-only) as prescore's IndexReader, for one FLOAT32
+ * vector field. Leaves are ALL the commit's segments in `segments_N` order; docBase is the sum of
+ * the earlier segments' maxDoc (deleted docs included), so global doc numbers are Lucene's.
+ * Segments without the field are leaves with no vectors. Per segment the raw fp32 vectors are
+ * read in place (the `.vec`, or its range inside the `.cfs`); the first phase's 1-bit codes and
+ * graph come from the sidecar (see LuceneSidecar.ts); deleted docs are excluded through the
+ * live-ords bitset built from `.liv`.
+ *
+ * Lucene docs have no prescore ids: `id(doc)` is the global doc number as a string.
+ */
+export class LuceneIndexReader implements IndexReader {
+  private constructor(
+    readonly dir: string,
+    readonly index: LuceneIndex,
+    readonly field: VectorFieldInfo,
+    readonly leaves: readonly LeafReaderContext[],
+    readonly sidecarDir: string,
+  ) {}
+
+  static async open(dir: string, options: LuceneIndexReaderOptions): Promise<LuceneIndexReader> {
+    const index = LuceneIndex.open(dir, options.lucene);
+    const realDir = index.directory.path;
+    const view = resolveField(index, options.field);
+    const params: SidecarBuildParams = {
+      flatThreshold: options.flatThreshold ?? LUCENE_SIDECAR_DEFAULTS.flatThreshold,
+      m: options.m ?? LUCENE_SIDECAR_DEFAULTS.m,
+      beamWidth: options.beamWidth ?? LUCENE_SIDECAR_DEFAULTS.beamWidth,
+    };
+    if (!(Number.isInteger(params.flatThreshold) && params.flatThreshold >= 0)) throw new RangeError(`flatThreshold must be a non-negative integer, got ${params.flatThreshold}`);
+    if (!(Number.isInteger(params.m) && params.m >= 2 && params.m <= 512)) throw new RangeError(`m must be an integer in [2, 512], got ${params.m}`);
+    if (!(Number.isInteger(params.beamWidth) && params.beamWidth >= 1 && params.beamWidth <= 3200)) throw new RangeError(`beamWidth must be an integer in [1, 3200], got ${params.beamWidth}`);
+
+    // Open every segment's raw vectors first (cheap, and every error surfaces before any build).
+    const flats = view.segments.map((e) => {
+      if (!e.present) return null;
+      checkServableField(e, view.name);
+      return openLuceneFlatField(e);
+    });
+    const similarity = VectorSimilarityFunction.fromOrdinal(view.similarityOrdinal);
+    const firstPresent = view.segments.find((e) => e.present);
+    const field: VectorFieldInfo = { name: view.name, number: firstPresent && firstPresent.present ? firstPresent.fieldNumber : -1, similarity, dims: view.dimension };
+
+    const root = prepareSidecarRoot(options.sidecarDir ?? defaultSidecarDir(realDir, view.name), realDir, view.name);
+    const sources = flats.map((f) => (f && f.entry.size > 0 ? sidecarSource(f, view.name) : null));
+    const sidecars = await Promise.all(sources.map((s) => (s ? ensureSidecarSegment(root, s, params, options.executor, options.onSidecar) : null)));
+    if (options.pruneSidecars) {
+      pruneSidecarRoot(root, new Set(sources.filter((s): s is SidecarSource => s !== null).map((s) => sidecarSegmentDirName(s, params))));
+    }
+
+    const leaves: LeafReaderContext[] = index.segments.map((seg, ord) => ({
+      ord,
+      docBase: seg.docBase,
+      reader: LuceneSegmentReader.create(index, seg, field, flats[ord], sidecars[ord], realDir),
+    }));
+    return new LuceneIndexReader(realDir, index, field, leaves, root);
+  }
+
+  get maxDoc(): number {
+    return this.index.maxDoc;
+  }
+
+  /** Live docs (maxDoc minus deletions), with or without a vector. */
+  get numDocs(): number {
+    return this.index.numDocs;
+  }
+
+  /** How each segment's sidecar was obtained at open. */
+  get sidecarStatus(): readonly { segment: string; status: SidecarSegment['status'] | 'none'; dir: string | null }[] {
+    return this.leaves.map((l) => {
+      const s = (l.reader as LuceneSegmentReader).sidecar;
+      return { segment: l.reader.name, status: s ? s.status : 'none', dir: s ? s.dir : null };
+    });
+  }
+
+  /** Every byte of the commit (segments_N, .si, .cfe, each .cfs sub-file, .liv) and of the sidecar. */
+  checkIntegrity(): void {
+    this.index.checkIntegrity();
+    for (const leaf of this.leaves) (leaf.reader as LuceneSegmentReader).sidecar?.checkIntegrity();
+  }
+
+  close(): void {}
+}
+
+function resolveField(index: LuceneIndex, name: string | undefined): VectorFieldView {
+  const fields = listVectorFields(index);
+  const where = index.directory.path;
+  if (name === undefined) {
+    if (fields.length !== 1) {
+      throw new Error(`${where}: name the vector field to serve (--field / field): ${describeVectorFields(fields)}`);
+    }
+    name = fields[0].name;
+  }
+  const view = index.findVectorField(name);
+  if (!view) {
+    const fi = index.segments.map((s) => s.fieldInfos.fieldInfo(name!)).find((f) => f !== undefined);
+    const what = fi ? `field "${name}" of ${where} is not a vector field` : `unknown vector field "${name}" in ${where}`;
+    throw new Error(`${what}: ${describeVectorFields(fields)}`);
+  }
+  if (view.encoding !== 'FLOAT32') {
+    throw new Error(`vector field "${name}" of ${where} has ${view.encoding} vectors: prescore serves FLOAT32 vector fields only (${describeVectorFields(fields)})`);
+  }
+  return view;
+}
+
+function sidecarSource(f: LuceneFlatField, fieldName: string): SidecarSource {
+  const seg = f.field.segment;
+  return {
+    segmentName: seg.name,
+    segmentId: seg.id,
+    maxDoc: seg.maxDoc,
+    fieldName,
+    fieldNumber: f.field.fieldNumber,
+    similarity: f.entry.similarity.ordinal,
+    dims: f.entry.dims,
+    size: f.entry.size,
+    vecSlice: f.dataSlice,
+    vecChecksum: f.dataChecksum,
+    vectorDataOffset: f.entry.vectorDataOffset,
+  };
+}
+
+class LuceneSegmentReader implements SegmentReader {
+  private constructor(
+    private readonly index: LuceneIndex,
+    readonly segment: LuceneSegment,
+    readonly handle: SegmentHandle,
+    readonly numVectors: number,
+    readonly flat: LuceneFlatField | null,
+    readonly sidecar: SidecarSegment | null,
+    readonly bytes: { vectors: number; codes: number; graph: number },
+  ) {}
+
+  static create(
+    index: LuceneIndex,
+    seg: LuceneSegment,
+    field: VectorFieldInfo,
+    flat: LuceneFlatField | null,
+    sidecar: SidecarSegment | null,
+    realDir: string,
+  ): LuceneSegmentReader {
+    const size = flat ? flat.entry.size : 0;
+    const ordToDoc = flat && flat.ordToDoc ? shared(flat.ordToDoc) : null;
+    let liveOrds: Uint32Array | null = null;
+    let numVectors = size;
+    if (seg.liveDocs && size > 0) {
+      const bits = new Uint32Array(Math.ceil(size / 32));
+      for (let ord = 0; ord < size; ord++) {
+        if (seg.liveDocs.isLive(ordToDoc ? ordToDoc[ord] : ord)) bits[ord >>> 5] |= 1 << (ord & 31);
+        else numVectors--;
+      }
+      // Every ord live (the deleted docs had no vector): no filter needed.
+      if (numVectors < size) liveOrds = shared(bits);
+    }
+    const q = sidecar?.entry;
+    const handle: SegmentHandle = {
+      key: `lucene:${realDir}#${field.name}#${seg.name}#${idToString(seg.id)}#${sidecar ? sidecar.checksum.toString(16) : 'none'}`,
+      name: seg.name,
+      maxDoc: seg.maxDoc,
+      dims: field.dims,
+      similarity: field.similarity.ordinal,
+      vectors: flat
+        ? { path: flat.dataSlice.path, offset: flat.dataSlice.offset + flat.entry.vectorDataOffset, byteSize: field.dims * 4, size, ordToDoc }
+        : // No vectors: nothing ever reads this file (no ords); it names the segment in diagnostics.
+          { path: join(realDir, `${seg.name}.si`), offset: 0, byteSize: field.dims * 4, size: 0, ordToDoc: null },
+      quantized:
+        sidecar && q
+          ? {
+              path: sidecar.quantized.dataSlice.path,
+              offset: sidecar.quantized.dataSlice.offset + q.vectorDataOffset,
+              count: q.count,
+              codeBytes: q.codeBytes,
+              recordBytes: q.recordBytes,
+              centroid: shared(q.centroid),
+              centroidDP: q.centroidDP,
+            }
+          : null,
+      graph: sidecar?.graph
+        ? { vem: sidecar.graph.vem, vex: sidecar.graph.vex, segmentId: sidecar.id, suffix: sidecar.suffix, fieldNumber: flat!.field.fieldNumber }
+        : null,
+      liveOrds,
+    };
+    return new LuceneSegmentReader(index, seg, handle, numVectors, flat, sidecar, {
+      vectors: flat ? flat.entry.vectorDataLength : 0,
+      codes: q ? q.vectorDataLength : 0,
+      graph: sidecar?.graph ? sidecar.graph.vex.length : 0,
+    });
+  }
+
+  get name(): string {
+    return this.segment.name;
+  }
+
+  get maxDoc(): number {
+    return this.segment.maxDoc;
+  }
+
+  /** Lucene docs have no prescore ids: the global doc number, as a string. */
+  id(doc: number): string {
+    return String(this.segment.docBase + doc);
+  }
+
+  checkIntegrity(): void {
+    this.index.checkSegmentIntegrity(this.segment);
+    this.sidecar?.checkIntegrity();
+  }
+}

@@ -1,0 +1,64 @@
+import { Executor } from '../executor/Executor.js';
+import { LuceneIndexReader } from '../../segments/lucene/LuceneIndexReader.js';
+import type { LuceneIndexOptions } from '../../segments/lucene/LuceneIndex.js';
+import type { SidecarBuildParams, SidecarEvent } from '../../segments/lucene/LuceneSidecar.js';
+import { openReader, type OpenIndexOptions } from './openIndex.js';
+import type { VectorIndex } from './types.js';
+
+export interface OpenLuceneIndexOptions extends OpenIndexOptions, Partial<SidecarBuildParams> {
+  /** The FLOAT32 vector field to serve; may be omitted when the index has exactly one vector field. */
+  readonly field?: string;
+  /**
+   * Directory for prescore's 1-bit codes and graphs (never inside the Lucene directory).
+   * Default: `$XDG_CACHE_HOME/prescore/lucene-sidecars/<sha256(realpath(dir) + field)[0:20]>`,
+   * with XDG_CACHE_HOME defaulting to `~/.cache`.
+   */
+  readonly sidecarDir?: string;
+  /** Delete sidecar segments of Lucene segments this commit no longer has. Default false. */
+  readonly pruneSidecars?: boolean;
+  /** Verify every byte (CRC32) of the Lucene files and the sidecar before serving. Default false. */
+  readonly checkIntegrity?: boolean;
+  /** Open an older commit, or vouch for custom codec names (see LuceneIndex.open). */
+  readonly lucene?: LuceneIndexOptions;
+  /** Sidecar progress per segment: building, built, reused, rebuilt (with the reason). */
+  readonly onSidecar?: (event: SidecarEvent) => void;
+}
+
+/**
+ * Opens a Lucene index directory (9.9+ / 10.x, read-only) for searching one FLOAT32 vector
+ * field, with the same search facade as `openIndex`: 1-bit first phase over codes prescore keeps
+ * in a sidecar directory (built on first open, reused after), then fp32 rescoring straight from
+ * the Lucene `.vec` data. Hits carry Lucene's global doc numbers; `id` is that number as a
+ * string (Lucene docs have no prescore ids). Deleted docs are never returned.
+ */
+export async function openLuceneIndex(dir: string, options: OpenLuceneIndexOptions = {}): Promise<VectorIndex> {
+  const hadExecutor = Executor.exists();
+  const executor = Executor.get({ threads: options.threads });
+  let reader: LuceneIndexReader;
+  try {
+    reader = await LuceneIndexReader.open(dir, {
+      field: options.field,
+      sidecarDir: options.sidecarDir,
+      executor,
+      lucene: options.lucene,
+      pruneSidecars: options.pruneSidecars,
+      onSidecar: options.onSidecar,
+      flatThreshold: options.flatThreshold,
+      m: options.m,
+      beamWidth: options.beamWidth,
+    });
+    if (options.checkIntegrity) reader.checkIntegrity();
+  } catch (e) {
+    // Do not leave a pool this call created running (it would keep the process alive).
+    if (!hadExecutor) await Executor.shutdown();
+    throw e;
+  }
+  return openReader(reader, options);
+}
+
+/** A line per sidecar event, for `prescore serve --lucene` (stderr). */
+export function sidecarEventLine(e: SidecarEvent): string {
+  const why = e.reason ? ` (${e.reason})` : '';
+  const took = e.ms !== undefined ? ` in ${(e.ms / 1000).toFixed(1)} s` : '';
+  return `prescore: sidecar ${e.segment}: ${e.status}${took}${why} [${e.dir}]`;
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../src/http/server.js';
+import { openIndex } from '../src/api/openIndex.js';
+import type { VectorIndex } from '../src/api/types.js';
+import { buildTestIndex, type TestIndex } from './support/testIndex.js';
+
+/** The HTTP API against the real engine: a 384-dim index built by the project's own builder. */
+let t: TestIndex;
+let index: VectorIndex;
+let server: RunningServer;
+const DIMS = 384;
+
+beforeAll(async () => {
+  t = await buildTestIndex({ n: 3000, dims: DIMS, segmentDocs: 1500, flatThreshold: 1000, queries: 40 });
+  index = await openIndex(t.dir, { name: 'embeddings' });
+  server = await startServer(index, { host: '127.0.0.1', port: 0, maxInflight: 2, maxQueue: 2 }, { log: () => {} });
+});
+
+afterAll(async () => {
+  await server?.close({ force: true });
+  await index?.close();
+  t?.cleanup();
+});
+
+const query = (i: number) => [...t.queries.subarray(i * DIMS, (i + 1) * DIMS)];
+const post = (path: string, body: unknown) =>
+  fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('HTTP over a real index', () => {
+  it('answers both request shapes with the engine\'s hits', async () => {
+    for (let i = 0; i < 5; i++) {
+      const expected = await index.search(query(i), { k: 10, oversample: 3, numCandidates: 100 });
+      const native = await post('/v1/search', { vector: query(i), k: 10, oversample: 3, num_candidates: 100 });
+      expect(native.status).toBe(200);
+      const nb = await native.json();
+      expect(nb.hits).toEqual(expected.hits);
+      expect(nb.stats).toMatchObject({ candidates: 30, deferred: true });
+      const es = await post('/embeddings/_search', {
+        knn: { field: 'vector', query_vector: query(i), k: 10, num_candidates: 100, rescore_vector: { oversample: 3 } },
+      });
+      expect(es.status).toBe(200);
+      const eb = await es.json();
+      expect(eb.hits.hits.map((h: { _id: string }) => h._id)).toEqual(expected.hits.map((h) => h.id));
+      expect(eb.hits.max_score).toBe(expected.hits[0].score);
+      expect(eb.hits.hits[0]._index).toBe('embeddings');
+    }
+  });
+
+  it('rejects every limit violation with 400 naming the field path', async () => {
+    const v = query(0);
+    const cases: [unknown, string][] = [
+      [{ vector: v, k: 0 }, 'k'],
+      [{ vector: v, k: 10001 }, 'k'],
+      [{ vector: v, k: 10, num_candidates: 5 }, 'num_candidates'],
+      [{ vector: v, k: 10, num_candidates: 10001 }, 'num_candidates'],
+      [{ vector: v, k: 10, oversample: 0.5 }, 'oversample'],
+      [{ vector: v, k: 10, oversample: 11 }, 'oversample'],
+      [{ vector: [0.1, 0.2, 0.3], k: 10 }, 'vector'],
+      [{ vector: [...v.slice(0, 3), 'x', ...v.slice(4)], k: 10 }, 'vector[3]'],
+      [{ vector: [...v.slice(0, 5), null, ...v.slice(6)], k: 10 }, 'vector[5]'],
+      [{ k: 10 }, 'vector'],
+      [{ vector: v, k: 10, read_path: 'carrier-pigeon' }, 'read_path'],
+    ];
+    for (const [body, path] of cases) {
+      const res = await post('/v1/search', body);
+      expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400);
+      const err = (await res.json()).error;
+      expect(err.path).toBe(path);
+    }
+    const es = await post('/embeddings/_search', { knn: { field: 'vector', query_vector: [1, 2, 3], k: 5, num_candidates: 10 } });
+    expect(es.status).toBe(400);
+    expect((await es.json()).error.path).toBe('knn.query_vector');
+  });
+
+  it('sheds a burst beyond inflight + queue with 429 and Retry-After, no 5xx, and every accepted request is correct', async () => {
+    const expected = await index.search(query(1), { k: 10, oversample: 10, numCandidates: 1000 });
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, () => post('/v1/search', { vector: query(1), k: 10, oversample: 10, num_candidates: 1000 })),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(4);
+    for (const r of responses) {
+      if (r.status === 429) {
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        await r.body?.cancel();
+      } else {
+        expect((await r.json()).hits).toEqual(expected.hits);
+      }
+    }
+  });
+
+  it('answers 504 when a search exceeds its timeout', async () => {
+    const res = await post('/v1/search', { vector: query(2), k: 1000, oversample: 10, num_candidates: 10000, timeout_ms: 1 });
+    expect(res.status).toBe(504);
+    // The engine keeps serving afterwards.
+    expect((await post('/v1/search', { vector: query(2), k: 5 })).status).toBe(200);
+  });
+
+  it('describes the index: segments, dims, similarity, bytes and page-cache residency', async () => {
+    const body = await (await fetch(server.url + '/v1/indexes')).json();
+    const d = body.indexes[0];
+    expect(d).toMatchObject({ name: 'embeddings', dims: DIMS, docs: 3000, similarity: 'cosine' });
+    expect(d.segments).toHaveLength(2);
+    expect(d.residentFraction).toBeGreaterThanOrEqual(0);
+    expect(d.residentFraction).toBeLessThanOrEqual(1);
+  });
+});
