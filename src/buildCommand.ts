@@ -81,7 +81,8 @@ export async function buildCommand(argv: string[]): Promise<number> {
     });
     process.stdout.write(
       `built ${report.dir}: ${report.docs} docs x ${report.dims} dims in ${report.segments} segments ` +
-        `(${report.graphs} with a graph), ${(report.bytes / 2 ** 20).toFixed(1)} MiB, ${formatDuration(report.elapsedMs)}; commit ${report.commit}\n`,
+        `(${report.graphs} with a graph), ${(report.bytes / 2 ** 20).toFixed(1)} MiB, ${formatDuration(report.elapsedMs)}; ` +
+        `peak RSS ${(process.resourceUsage().maxRSS / 2 ** 20).toFixed(2)} GiB; commit ${report.commit}\n`,
     );
     return 0;
   } catch (e) {

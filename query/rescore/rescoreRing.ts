@@ -6,6 +6,7 @@ import { PrefetchDistance, runPrefetchRing } from '../prefetch/PrefetchDistance.
 import { prefetchPolicy } from '../prefetch/PrefetchPolicy.js';
 import { newCounters, type RescoreCounters } from '../prefetch/RescoreCounters.js';
 import { compileSpec } from './compileSpec.js';
+import { threadKernels } from '../../src/executor/threadKernels.js';
 import type { RescoreTaskArgs, RescoreTaskResult } from './RescoreTask.js';
 
 /**
@@ -14,14 +15,14 @@ import type { RescoreTaskArgs, RescoreTaskResult } from './RescoreTask.js';
  * page-aligned buffer by io_uring (pread path). Mappings, file descriptors and the ring are opened
  * once per worker and reused by every query.
  */
-export function rescoreRing(args: RescoreTaskArgs): RescoreTaskResult {
+export async function rescoreRing(args: RescoreTaskArgs): Promise<RescoreTaskResult> {
   const n = args.ords.length;
   const scores = new Float32Array(n);
   const hasValue = new Uint8Array(n);
   const counters = newCounters();
   const trace: number[] | null = args.trace ? [] : null;
   const first = args.segments[0];
-  const compiled = compileSpec(args.spec, first.similarity, first.dims);
+  const compiled = compileSpec(args.spec, first.similarity, first.dims, await threadKernels());
   const firstPhase = args.firstPhase;
   const prefetched = new Uint8Array(n);
 
@@ -38,6 +39,23 @@ export function rescoreRing(args: RescoreTaskArgs): RescoreTaskResult {
     } else valueOf(i, EMPTY, 0);
   };
 
+  try {
+    readVectors(args, counters, prefetched, trace, valueOf, noVector);
+  } finally {
+    compiled.release();
+  }
+  return { scores, hasValue, counters, trace: trace ? Int32Array.from(trace) : null, threadId };
+}
+
+function readVectors(
+  args: RescoreTaskArgs,
+  counters: RescoreCounters,
+  prefetched: Uint8Array,
+  trace: number[] | null,
+  valueOf: (i: number, v: Float32Array, off: number) => void,
+  noVector: (i: number) => void,
+): void {
+  const n = args.ords.length;
   if (args.io === 'mmap') {
     const files = args.segments.map(mappedVectors);
     const views = files.map((f) => f.floats());
@@ -73,7 +91,6 @@ export function rescoreRing(args: RescoreTaskArgs): RescoreTaskResult {
   } else {
     readThroughUring(args, counters, prefetched, trace, valueOf, noVector);
   }
-  return { scores, hasValue, counters, trace: trace ? Int32Array.from(trace) : null, threadId };
 }
 
 const EMPTY = new Float32Array(0);

@@ -9,9 +9,11 @@ export interface OpenLuceneIndexOptions extends OpenIndexOptions, Partial<Sideca
   /** The FLOAT32 vector field to serve; may be omitted when the index has exactly one vector field. */
   readonly field?: string;
   /**
-   * Directory for prescore's 1-bit codes and graphs (never inside the Lucene directory).
-   * Default: `$XDG_CACHE_HOME/prescore/lucene-sidecars/<sha256(realpath(dir) + field)[0:20]>`,
-   * with XDG_CACHE_HOME defaulting to `~/.cache`.
+   * Directory for prescore's 1-bit codes and graphs (never inside the Lucene directory; may be
+   * shared by several indexes: sidecar segments are named by segment id and field number).
+   * Default: the PRESCORE_SIDECAR_DIR environment variable if set, else
+   * `$XDG_CACHE_HOME/prescore/lucene-sidecars/<sha256(realpath(dir) + field)[0:20]>`, with
+   * XDG_CACHE_HOME defaulting to `~/.cache`.
    */
   readonly sidecarDir?: string;
   /** Delete sidecar segments of Lucene segments this commit no longer has. Default false. */
@@ -38,7 +40,7 @@ export async function openLuceneIndex(dir: string, options: OpenLuceneIndexOptio
   try {
     reader = await LuceneIndexReader.open(dir, {
       field: options.field,
-      sidecarDir: options.sidecarDir,
+      sidecarDir: options.sidecarDir ?? nonEmpty(process.env.PRESCORE_SIDECAR_DIR),
       executor,
       lucene: options.lucene,
       pruneSidecars: options.pruneSidecars,
@@ -61,4 +63,8 @@ export function sidecarEventLine(e: SidecarEvent): string {
   const why = e.reason ? ` (${e.reason})` : '';
   const took = e.ms !== undefined ? ` in ${(e.ms / 1000).toFixed(1)} s` : '';
   return `prescore: sidecar ${e.segment}: ${e.status}${took}${why} [${e.dir}]`;
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v;
 }

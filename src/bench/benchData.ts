@@ -1,0 +1,113 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { packageRoot } from '../executor/packageRoot.js';
+import { readIvecs } from '../../segments/input/index.js';
+import { readAllVectors } from '../../segments/input/index.js';
+import { listCommitGenerations } from '../../segments/index/CommitPoint.js';
+
+/** The benchmark dataset and index (generated with the project's own generator; git-ignored). */
+export interface BenchDataset {
+  readonly name: string;
+  readonly n: number;
+  readonly dim: number;
+  readonly queries: number;
+  readonly dir: string;
+  readonly indexDir: string;
+  readonly segmentDocs: number;
+}
+
+export function benchDataset(n = 1_000_000, dim = 1024, queries = 200, segmentDocs = 125_000): BenchDataset {
+  const root = join(packageRoot(), '.bench');
+  const tag = `${n >= 1e6 ? `${n / 1e6}m` : `${n / 1e3}k`}-${dim}`;
+  return { name: tag, n, dim, queries, dir: join(root, `gen-${tag}`), indexDir: join(root, `idx-${tag}`), segmentDocs };
+}
+
+function cli(args: string[]): { stdout: string; status: number } {
+  const r = spawnSync(process.execPath, [join(packageRoot(), 'bin', 'prescore.js'), ...args], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`prescore ${args.join(' ')} failed (exit ${r.status})`);
+  return { stdout: r.stdout, status: r.status ?? 0 };
+}
+
+/** Generates the dataset with `prescore gen` unless a complete one (dataset.json) is there. */
+export function ensureDataset(ds: BenchDataset): void {
+  const info = join(ds.dir, 'dataset.json');
+  if (existsSync(info)) {
+    const spec = JSON.parse(readFileSync(info, 'utf8'));
+    if (spec.n === ds.n && spec.dim === ds.dim && spec.queries >= ds.queries) return;
+  }
+  process.stderr.write(`bench: generating ${ds.n} x ${ds.dim} (${ds.queries} queries) into ${ds.dir}\n`);
+  cli(['gen', '--n', String(ds.n), '--dim', String(ds.dim), '--queries', String(ds.queries), '--out', ds.dir]);
+}
+
+export interface BuildFacts {
+  readonly seconds: number;
+  readonly peakRssGiB: number;
+  readonly summary: string;
+}
+
+/** Builds the index with `prescore build` (in a child, so its peak RSS is the build's alone) unless it exists. */
+export function ensureIndex(ds: BenchDataset): BuildFacts | null {
+  const factsFile = `${ds.indexDir}.build.json`;
+  if (existsSync(ds.indexDir) && listCommitGenerations(ds.indexDir).length > 0) {
+    return existsSync(factsFile) ? (JSON.parse(readFileSync(factsFile, 'utf8')) as BuildFacts) : null;
+  }
+  ensureDataset(ds);
+  process.stderr.write(`bench: building ${ds.indexDir}\n`);
+  const started = performance.now();
+  const { stdout } = cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--out', ds.indexDir, '--similarity', 'cosine', '--segment-docs', String(ds.segmentDocs)]);
+  const peak = /peak RSS ([\d.]+) GiB/.exec(stdout);
+  const facts: BuildFacts = { seconds: (performance.now() - started) / 1000, peakRssGiB: peak ? Number(peak[1]) : NaN, summary: stdout.trim() };
+  writeFileSync(factsFile, JSON.stringify(facts, null, 2));
+  return facts;
+}
+
+export interface QuerySet {
+  readonly vectors: Float32Array[];
+  /** Ground-truth ids per query (top 100, as strings: the index's ids are base row numbers). */
+  readonly truth: string[][];
+}
+
+export async function loadQueries(ds: BenchDataset, count = ds.queries): Promise<QuerySet> {
+  const q = await readAllVectors(join(ds.dir, 'query.fvecs'));
+  const gt = await readIvecs(join(ds.dir, 'groundtruth.ivecs'));
+  const vectors: Float32Array[] = [];
+  const truth: string[][] = [];
+  for (let i = 0; i < Math.min(count, q.count); i++) {
+    vectors.push(q.vectors.slice(i * q.dims, (i + 1) * q.dims));
+    truth.push([...gt.data.subarray(i * gt.dims, (i + 1) * gt.dims)].map(String));
+  }
+  return { vectors, truth };
+}
+
+export function recallAt(k: number, hits: readonly { id: string }[], truth: readonly string[]): number {
+  const want = new Set(truth.slice(0, k));
+  let found = 0;
+  for (const h of hits.slice(0, k)) if (want.has(h.id)) found++;
+  return found / k;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function summarize(ms: number[]): { p50: number; p90: number; p99: number; max: number; mean: number } {
+  const s = [...ms].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: s[s.length - 1], mean: s.reduce((a, b) => a + b, 0) / s.length };
+}
+
+/** A fixed-width text table. */
+export function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
+  const line = (r: (string | number)[]) => r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+export function fmt(x: number): string {
+  if (!Number.isFinite(x)) return String(x);
+  if (Number.isInteger(x)) return String(x);
+  return Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2);
+}

@@ -1,0 +1,105 @@
+/**
+ * `npm run bench:knn`: the first phase on 1,000,000 x 1024 (cosine, 8 segments), warm.
+ * Reports build time and peak memory, first-phase recall@10 alone, recall@10 after exact fp32
+ * rescoring at oversample 1, 3, 5, first-phase latency single stream, and QPS with 2 clients.
+ *
+ *   npm run bench:knn -- [--n 1000000] [--dim 1024] [--queries 200] [--segment-docs 125000]
+ */
+import { parseArgs } from 'node:util';
+import { writeFileSync } from 'node:fs';
+import { openIndex } from '../api/openIndex.js';
+import { Executor } from '../executor/Executor.js';
+import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
+import { leafOf } from '../../segments/index/IndexReader.js';
+import { IndexSearcher } from '../../query/IndexSearcher.js';
+import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
+import { QueryStatsCollector } from '../../query/QueryStatsCollector.js';
+import { floatCompare } from '../../query/ScoreDoc.js';
+import type { DocAndScoreQuery } from '../../query/DocAndScoreQuery.js';
+import { benchDataset, ensureIndex, loadQueries, recallAt, summarize, table } from './benchData.js';
+
+const { values } = parseArgs({
+  options: { n: { type: 'string' }, dim: { type: 'string' }, queries: { type: 'string' }, 'segment-docs': { type: 'string' }, 'qps-seconds': { type: 'string' } },
+});
+const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024), Number(values.queries ?? 200), Number(values['segment-docs'] ?? 125_000));
+const build = ensureIndex(ds);
+const { vectors, truth } = await loadQueries(ds);
+const reader = DirectoryReader.open(ds.indexDir);
+const index = await openIndex(ds.indexDir);
+const searcher = new IndexSearcher(reader);
+const NUM_CANDIDATES = 100;
+
+async function firstPhase(q: Float32Array, k: number, ef = NUM_CANDIDATES): Promise<{ ids: { id: string }[]; ms: number }> {
+  const started = performance.now();
+  const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap') };
+  const r = (await new KnnFloatVectorQuery('vector', q, k, { numCandidates: Math.max(k, ef) }).rewrite(searcher, ctx)) as DocAndScoreQuery;
+  const ms = performance.now() - started;
+  const hits = [...r.docs].map((doc, i) => ({ doc, score: r.scores[i] })).sort((a, b) => floatCompare(b.score, a.score) || a.doc - b.doc);
+  return { ids: hits.map((h) => { const l = leafOf(reader.leaves, h.doc); return { id: l.reader.id(h.doc - l.docBase) }; }), ms };
+}
+
+// Warm up: every query once through the whole pipeline (codes, graph and fp32 pages in memory).
+for (const q of vectors) await index.search(q, { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
+
+const rows: (string | number)[][] = [];
+const result: Record<string, unknown> = { dataset: ds, build, segments: reader.leaves.length, numCandidates: NUM_CANDIDATES };
+
+// First phase alone.
+let fpRecall = 0;
+const fpMs: number[] = [];
+for (let i = 0; i < vectors.length; i++) {
+  const r = await firstPhase(vectors[i], 10);
+  fpRecall += recallAt(10, r.ids, truth[i]);
+  fpMs.push(r.ms);
+}
+const fp = summarize(fpMs);
+rows.push(['first phase only (k=10)', (fpRecall / vectors.length).toFixed(3), fp.p50, fp.p99]);
+result.firstPhase = { recallAt10: fpRecall / vectors.length, latencyMs: fp };
+
+for (const oversample of [1, 3, 5]) {
+  let recall = 0;
+  const ms: number[] = [];
+  const fpPart: number[] = [];
+  for (let i = 0; i < vectors.length; i++) {
+    const t0 = performance.now();
+    const r = await index.search(vectors[i], { k: 10, oversample, numCandidates: NUM_CANDIDATES });
+    ms.push(performance.now() - t0);
+    fpPart.push(r.stats.timings.firstPhaseMs);
+    recall += recallAt(10, r.hits, truth[i]);
+  }
+  const s = summarize(ms);
+  rows.push([`+ fp32 rescoring, oversample ${oversample}`, (recall / vectors.length).toFixed(3), s.p50, s.p99]);
+  result[`rescoreOversample${oversample}`] = { recallAt10: recall / vectors.length, latencyMs: s, firstPhaseMs: summarize(fpPart) };
+}
+
+// Throughput: 2 closed-loop clients for a fixed time.
+async function qps(run: (q: Float32Array) => Promise<unknown>, seconds: number): Promise<number> {
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    [0, 1].map(async (c) => {
+      for (let i = c; performance.now() < deadline; i = (i + 2) % vectors.length) {
+        await run(vectors[i]);
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+const qpsSeconds = Number(values['qps-seconds'] ?? 10);
+const fpQps = await qps((q) => firstPhase(q, 50), qpsSeconds);
+const fullQps = await qps((q) => index.search(q, { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES }), qpsSeconds);
+result.qps2Clients = { firstPhaseK50: fpQps, searchK10Oversample5: fullQps };
+
+const out = [
+  `bench:knn  ${ds.n.toLocaleString()} x ${ds.dim} cosine, ${reader.leaves.length} segments (${reader.leaves.filter((l) => l.reader.handle.graph).length} with HNSW), num_candidates ${NUM_CANDIDATES}, ${vectors.length} queries, warm, ${Executor.get().threads} executor threads`,
+  build ? `build: ${build.seconds.toFixed(0)} s, peak RSS ${build.peakRssGiB} GiB` : 'build: (index existed; no build facts recorded)',
+  '',
+  table(['k=10', 'recall@10', 'p50 ms', 'p99 ms'], rows),
+  '',
+  `QPS with 2 clients: first phase (k'=50) ${fpQps.toFixed(0)}/s, full search (k=10, oversample 5) ${fullQps.toFixed(0)}/s`,
+].join('\n');
+process.stdout.write(`${out}\n`);
+writeFileSync(`${ds.indexDir}.knn.json`, JSON.stringify(result, null, 2));
+await index.close();
+await Executor.shutdown();

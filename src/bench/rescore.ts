@@ -1,0 +1,156 @@
+/**
+ * `npm run bench:rescore`: fp32 rescoring per read path on the 1,000,000 x 1024 index, cold and
+ * warm, single stream, for k=100 and k=10 at oversample 5.
+ *
+ * Cold: before every run the fp32 `.vec` files are evicted with posix_fadvise(DONTNEED), and the
+ * measuring process runs in a cgroup v1 memory limit of (its own resident codes + graphs) +
+ * --cache-mib, far below the 4 GiB of fp32 vectors; codes and graphs are anonymous memory and stay
+ * resident. Warm: no limit, every query run once before the measured pass.
+ *
+ *   npm run bench:rescore -- [--queries 200] [--cache-mib 256] [--only cold|warm]
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { READ_PATHS, type ReadPath } from '../api/types.js';
+import { distPath } from '../executor/packageRoot.js';
+import { evictFromPageCache } from '../native/PageCache.js';
+import { PREFETCH_POLICIES } from '../../query/prefetch/PrefetchPolicy.js';
+import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
+import { benchDataset, ensureIndex, summarize, table } from './benchData.js';
+
+const { values } = parseArgs({
+  options: { queries: { type: 'string' }, 'cache-mib': { type: 'string' }, only: { type: 'string' }, n: { type: 'string' }, dim: { type: 'string' } },
+});
+const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
+ensureIndex(ds);
+const queries = values.queries ?? '200';
+const cacheMiB = Number(values['cache-mib'] ?? 256);
+const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
+
+interface RunResult {
+  readPath: ReadPath;
+  prefetchPolicy: string;
+  k: number;
+  queries: number;
+  latencyMs: number[];
+  rescoreMs: number[];
+  recall: number;
+  prefetched: number;
+  resident: number;
+  syscalls: number;
+  readsBeforePrefetch: number;
+  maxDistance: number;
+  diskReads: number;
+  diskBytes: number;
+  rssAnonBytes: number;
+}
+
+function child(args: string[], group: MemoryCgroup | null): Promise<RunResult> {
+  const argv = [distPath('src', 'bench', 'rescoreRun.js'), '--n', String(ds.n), '--dim', String(ds.dim), '--queries', queries, ...args];
+  const proc = group ? group.spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  return new Promise((resolve, reject) =>
+    proc.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`rescoreRun ${args.join(' ')} exited ${code}${group ? ' (out of memory in the cgroup? raise --cache-mib)' : ''}`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)!));
+    }),
+  );
+}
+
+function evict(): void {
+  for (const f of vecFiles) evictFromPageCache(f);
+}
+
+const results: { mode: 'cold' | 'warm'; r: RunResult }[] = [];
+const configs = [
+  { k: 100, oversample: 5 },
+  { k: 10, oversample: 5 },
+];
+const support = memoryCgroupSupport();
+let group: MemoryCgroup | null = null;
+let limitNote = 'no cgroup (eviction only)';
+
+// Warm first: it also measures how much anonymous memory (codes + graphs) the process holds.
+if (values.only !== 'cold') {
+  for (const c of configs) {
+    for (const readPath of READ_PATHS) {
+      const r = await child(['--read-path', readPath, '--k', String(c.k), '--oversample', String(c.oversample), '--warmup'], null);
+      results.push({ mode: 'warm', r });
+      process.stderr.write(`warm ${readPath} k=${c.k}: p50 ${summarize(r.latencyMs).p50.toFixed(2)} ms\n`);
+    }
+  }
+}
+if (values.only !== 'warm') {
+  const probe = results.find((x) => x.mode === 'warm')?.r ?? (await child(['--read-path', 'mmap', '--k', '10', '--oversample', '1', '--queries', '1'], null));
+  const limit = Math.ceil(probe.rssAnonBytes + 256 * 2 ** 20 /* JS heaps, node itself */ + cacheMiB * 2 ** 20);
+  if (support.ok) {
+    group = MemoryCgroup.create(`prescore-bench-rescore-${process.pid}`, limit);
+    limitNote = `cgroup v1 memory limit ${(limit / 2 ** 30).toFixed(2)} GiB (resident codes+graphs ${(probe.rssAnonBytes / 2 ** 30).toFixed(2)} GiB, ~${cacheMiB} MiB left for page cache) vs ${(vecFiles.length * ds.segmentDocs * ds.dim * 4 / 2 ** 30).toFixed(1)} GiB of fp32`;
+  } else {
+    limitNote = `no cgroup (${support.reason}); eviction only`;
+  }
+  try {
+    for (const c of configs) {
+      for (const readPath of READ_PATHS) {
+        evict();
+        const r = await child(['--read-path', readPath, '--k', String(c.k), '--oversample', String(c.oversample)], group);
+        results.push({ mode: 'cold', r });
+        process.stderr.write(`cold ${readPath} k=${c.k}: p50 ${summarize(r.latencyMs).p50.toFixed(2)} ms, p99 ${summarize(r.latencyMs).p99.toFixed(2)} ms\n`);
+      }
+    }
+    // Prefetch policies on the default parallel path, cold and warm.
+    for (const policy of PREFETCH_POLICIES) {
+      evict();
+      const r = await child(['--read-path', 'mmap+parallel', '--policy', policy, '--k', '100', '--oversample', '5'], group);
+      results.push({ mode: 'cold', r });
+    }
+  } finally {
+    group?.remove();
+  }
+}
+if (values.only !== 'cold') {
+  for (const policy of PREFETCH_POLICIES) {
+    results.push({ mode: 'warm', r: await child(['--read-path', 'mmap+parallel', '--policy', policy, '--k', '100', '--oversample', '5', '--warmup'], null) });
+  }
+  // The no-prefetch reference for the policies' warm overhead.
+  results.push({ mode: 'warm', r: await child(['--read-path', 'mmap', '--k', '100', '--oversample', '5', '--warmup'], null) });
+}
+
+const lines: string[] = [`bench:rescore  ${ds.n.toLocaleString()} x ${ds.dim} cosine, ${vecFiles.length} segments, single stream, ${queries} queries, num_candidates 100`];
+for (const mode of ['cold', 'warm'] as const) {
+  for (const c of configs) {
+    const rows = results
+      .filter((x) => x.mode === mode && x.r.k === c.k && x.r.prefetchPolicy === 'adaptive')
+      .filter((x, i, all) => all.findIndex((y) => y.r.readPath === x.r.readPath) === i)
+      .map(({ r }) => {
+        const l = summarize(r.latencyMs);
+        const rs = summarize(r.rescoreMs);
+        return [r.readPath, l.p50, l.p99, rs.p50, rs.p99, r.diskReads / r.queries, r.diskReads ? r.diskBytes / r.diskReads / 1024 : 0, r.recall.toFixed(4), r.syscalls / r.queries] as (string | number)[];
+      });
+    if (rows.length === 0) continue;
+    lines.push('', `${mode}, k=${c.k}, oversample ${c.oversample} (${c.k * c.oversample} candidates)${mode === 'cold' ? `; ${limitNote}` : ''}`);
+    lines.push(table(['read path', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'disk reads/q', 'KiB/read', `recall@${c.k}`, 'syscalls/q'], rows));
+    const mmap = rows.find((r) => r[0] === 'mmap');
+    const best = [...rows].sort((a, b) => (a[2] as number) - (b[2] as number))[0];
+    if (mode === 'cold' && mmap) lines.push(`best p99 (${best[0]}) / mmap p99 = 1/${((mmap[2] as number) / (best[2] as number)).toFixed(1)}`);
+    if (mode === 'warm') {
+      const fastest = Math.min(...rows.map((r) => r[1] as number));
+      lines.push(`warm p50 vs fastest: ${rows.map((r) => `${r[0]} +${(((r[1] as number) / fastest - 1) * 100).toFixed(1)}%`).join(', ')}`);
+    }
+  }
+}
+const policyRows = PREFETCH_POLICIES.map((p) => {
+  const cold = results.find((x) => x.mode === 'cold' && x.r.readPath === 'mmap+parallel' && x.r.prefetchPolicy === p && x.r.k === 100);
+  const warm = results.filter((x) => x.mode === 'warm' && x.r.readPath === 'mmap+parallel' && x.r.prefetchPolicy === p && x.r.k === 100).at(-1);
+  const ref = results.filter((x) => x.mode === 'warm' && x.r.readPath === 'mmap' && x.r.k === 100).at(-1);
+  const c = cold ? summarize(cold.r.latencyMs) : undefined;
+  const w = warm ? summarize(warm.r.latencyMs) : undefined;
+  const wr = ref ? summarize(ref.r.latencyMs) : undefined;
+  return [p, c?.p50 ?? NaN, c?.p99 ?? NaN, cold ? cold.r.prefetched / cold.r.queries : NaN, w?.p50 ?? NaN, w && wr ? `${(((w.p50 / wr.p50) - 1) * 100).toFixed(1)}%` : '-', warm ? warm.r.syscalls / warm.r.queries : NaN];
+});
+lines.push('', 'prefetch policies on mmap+parallel, k=100 oversample 5', table(['policy', 'cold p50', 'cold p99', 'cold prefetches/q', 'warm p50', 'warm vs mmap', 'warm syscalls/q'], policyRows));
+process.stdout.write(`${lines.join('\n')}\n`);
+writeFileSync(`${ds.indexDir}.rescore.json`, JSON.stringify({ limitNote, results }, null, 2));

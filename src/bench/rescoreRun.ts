@@ -1,0 +1,83 @@
+/**
+ * One measured run of bench:rescore, in its own process (so the parent can evict the fp32 files
+ * before it and confine it to a memory cgroup): open the index, run the queries single stream with
+ * one read path and prefetch policy, print one JSON line.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { openIndex } from '../api/openIndex.js';
+import type { ReadPath } from '../api/types.js';
+import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
+import { diskStats } from './cgroup.js';
+import { benchDataset, loadQueries, recallAt } from './benchData.js';
+
+const { values } = parseArgs({
+  options: {
+    n: { type: 'string' },
+    dim: { type: 'string' },
+    'read-path': { type: 'string' },
+    policy: { type: 'string' },
+    queries: { type: 'string' },
+    k: { type: 'string' },
+    oversample: { type: 'string' },
+    warmup: { type: 'boolean' },
+  },
+});
+const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
+const readPath = values['read-path'] as ReadPath;
+const prefetchPolicy = (values.policy ?? 'adaptive') as PrefetchPolicyName;
+const k = Number(values.k ?? 100);
+const oversample = Number(values.oversample ?? 5);
+const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 200));
+const index = await openIndex(ds.indexDir, { readPath, prefetchPolicy });
+const anonAfterOpen = rssAnon();
+
+const run = async () => {
+  const out = { latencyMs: [] as number[], rescoreMs: [] as number[], firstPhaseMs: [] as number[], recall: 0, prefetched: 0, resident: 0, syscalls: 0, readsBeforePrefetch: 0, maxDistance: 0 };
+  for (let i = 0; i < vectors.length; i++) {
+    const t0 = performance.now();
+    const r = await index.search(vectors[i], { k, oversample, numCandidates: 100, readPath });
+    out.latencyMs.push(performance.now() - t0);
+    out.rescoreMs.push(r.stats.timings.rescoreMs);
+    out.firstPhaseMs.push(r.stats.timings.firstPhaseMs);
+    out.recall += recallAt(k, r.hits, truth[i]) / vectors.length;
+    out.prefetched += r.stats.pagesPrefetched;
+    out.resident += r.stats.pagesResident;
+    out.syscalls += r.stats.syscalls;
+    out.readsBeforePrefetch += r.stats.readsBeforePrefetch;
+    out.maxDistance = Math.max(out.maxDistance, r.stats.maxPrefetchDistance);
+  }
+  return out;
+};
+
+if (values.warmup) await run();
+const disk0 = diskStats();
+const io0 = readBytes();
+const result = await run();
+const disk1 = diskStats();
+const io1 = readBytes();
+process.stdout.write(
+  `${JSON.stringify({
+    readPath,
+    prefetchPolicy,
+    k,
+    oversample,
+    queries: vectors.length,
+    ...result,
+    diskReads: disk1.readsCompleted - disk0.readsCompleted,
+    diskBytes: (disk1.sectorsRead - disk0.sectorsRead) * 512,
+    processReadBytes: io1 - io0,
+    rssAnonBytes: anonAfterOpen,
+  })}\n`,
+);
+await index.close();
+
+function rssAnon(): number {
+  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+function readBytes(): number {
+  const m = /read_bytes: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
