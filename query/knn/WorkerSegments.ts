@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { threadKernels } from '../../src/executor/threadKernels.js';
+import { onIndexReleased } from '../../src/executor/releaseBoard.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { HnswVectorsReader } from '../../segments/hnsw/HnswVectorsReader.js';
@@ -67,20 +68,20 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
   }
 }
 
-/** Frees this worker's copies of closed segments. */
-export async function unloadSegments(keys: readonly string[]): Promise<void> {
-  for (const key of keys) {
-    const p = loaded.get(key);
-    if (!p) continue;
-    loaded.delete(key);
-    const s = await p.catch(() => null);
-    if (s && s.scorer) {
-      s.scorer.release();
-      s.kernels.free(s.recordsPtr);
-      s.kernels.free(s.planesPtr);
-    }
+// A closed index's segments leave this worker: codes out of wasm memory, graphs to the GC.
+onIndexReleased((indexId) => {
+  for (const [key, p] of loaded) {
+    void p.then((s) => {
+      if (s.handle.indexId !== indexId) return;
+      loaded.delete(key);
+      if (s.scorer) {
+        s.scorer.release();
+        s.kernels.free(s.recordsPtr);
+        s.kernels.free(s.planesPtr);
+      }
+    }, () => {});
   }
-}
+});
 
 function readInto(path: string, offset: number, into: Uint8Array): void {
   const fd = openSync(path, 'r');

@@ -1,19 +1,33 @@
 import { threadId } from 'node:worker_threads';
 import { MappedFile } from '../../src/native/MappedFile.js';
-import { IoBuffer, IoUring, openForRead } from '../../src/native/IoUring.js';
+import { IoBuffer, IoUring, closeFile, openForRead } from '../../src/native/IoUring.js';
+import { threadKernels } from '../../src/executor/threadKernels.js';
+import { onIndexReleased } from '../../src/executor/releaseBoard.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { PrefetchDistance, runPrefetchRing } from '../prefetch/PrefetchDistance.js';
 import { prefetchPolicy } from '../prefetch/PrefetchPolicy.js';
 import { newCounters, type RescoreCounters } from '../prefetch/RescoreCounters.js';
 import { compileSpec } from './compileSpec.js';
-import { threadKernels } from '../../src/executor/threadKernels.js';
 import type { RescoreTaskArgs, RescoreTaskResult } from './RescoreTask.js';
+
+/** Where scoring finds an entry's vector: a float view and the index of its first component. */
+type Score = (i: number, vectors: Float32Array, off: number) => void;
+
+/** The shared state of one task: which entries were prefetched, counters, the optional trace. */
+interface Task {
+  readonly args: RescoreTaskArgs;
+  readonly counters: RescoreCounters;
+  readonly prefetched: Uint8Array;
+  readonly trace: number[] | null;
+  readonly score: Score;
+  readonly noVector: (i: number) => void;
+}
 
 /**
  * The worker side of rescoring (executor task `rescore.ring`). Vectors are read in place: through
  * this worker's own read-only mapping of the segment's `.vec` (mmap paths, zero copy), or into a
- * page-aligned buffer by io_uring (pread path). Mappings, file descriptors and the ring are opened
- * once per worker and reused by every query.
+ * page-aligned buffer by io_uring (pread path). Mappings, descriptors and the ring are opened once
+ * per worker and reused by every query until the index is closed.
  */
 export async function rescoreRing(args: RescoreTaskArgs): Promise<RescoreTaskResult> {
   const n = args.ords.length;
@@ -24,9 +38,7 @@ export async function rescoreRing(args: RescoreTaskArgs): Promise<RescoreTaskRes
   const first = args.segments[0];
   const compiled = compileSpec(args.spec, first.similarity, first.dims, await threadKernels());
   const firstPhase = args.firstPhase;
-  const prefetched = new Uint8Array(n);
-
-  const valueOf = (i: number, vectors: Float32Array, off: number) => {
+  const score: Score = (i, vectors, off) => {
     scores[i] = compiled.evaluate(vectors, off, firstPhase ? firstPhase[i] : 0);
     hasValue[i] = 1;
     counters.scored++;
@@ -34,169 +46,113 @@ export async function rescoreRing(args: RescoreTaskArgs): Promise<RescoreTaskRes
   };
   const noVector = (i: number) => {
     if (compiled.needsVector) {
-      hasValue[i] = 0;
-      if (trace) trace.push(-(i + 1));
-    } else valueOf(i, EMPTY, 0);
+      if (trace) trace.push(-(i + 1)); // no value: Lucene scores it 0
+    } else score(i, EMPTY, 0);
   };
-
+  const task: Task = { args, counters, prefetched: new Uint8Array(n), trace, score, noVector };
   try {
-    readVectors(args, counters, prefetched, trace, valueOf, noVector);
+    if (args.io === 'mmap') readMapped(task);
+    else readThroughUring(task);
   } finally {
     compiled.release();
   }
   return { scores, hasValue, counters, trace: trace ? Int32Array.from(trace) : null, threadId };
 }
 
-function readVectors(
-  args: RescoreTaskArgs,
-  counters: RescoreCounters,
-  prefetched: Uint8Array,
-  trace: number[] | null,
-  valueOf: (i: number, v: Float32Array, off: number) => void,
-  noVector: (i: number) => void,
-): void {
-  const n = args.ords.length;
-  if (args.io === 'mmap') {
-    const files = args.segments.map(mappedVectors);
-    const views = files.map((f) => f.floats());
-    const policy = args.prefetch === 'none' ? null : prefetchPolicy(args.prefetch);
-    const score = (i: number) => {
-      const ord = args.ords[i];
-      if (ord < 0) return noVector(i);
-      const s = args.seg[i];
-      if (!prefetched[i]) counters.readsBeforePrefetch++;
-      valueOf(i, views[s], (ord * args.segments[s].vectors.byteSize) >>> 2);
-    };
-    if (args.mode === 'inOrder' || policy === null) {
-      for (let i = 0; i < n; i++) score(i);
-    } else {
-      const distance = new PrefetchDistance(args.distance.initial, args.distance.cap);
-      runPrefetchRing(
-        n,
-        distance,
-        (i) => {
-          prefetched[i] = 1;
-          const ord = args.ords[i];
-          if (ord < 0) return false;
-          const s = args.seg[i];
-          const h = args.segments[s];
-          const issued = policy.prefetch(files[s], ord * h.vectors.byteSize, h.vectors.byteSize, args.policyState, args.policySlots[s], counters);
-          if (trace) trace.push(i + 1);
-          return issued;
-        },
-        score,
-      );
-      counters.maxDistance = distance.reached;
-    }
-  } else {
-    readThroughUring(args, counters, prefetched, trace, valueOf, noVector);
-  }
-}
-
 const EMPTY = new Float32Array(0);
 
-// ---- per-worker resources, opened on first use and kept for the life of the worker ----
-
-const mappings = new Map<string, MappedFile>();
-
-function mappedVectors(h: SegmentHandle): MappedFile {
-  let m = mappings.get(h.key);
-  if (!m) {
-    // RANDOM: a fault reads just the faulting page, as Lucene opens .vec (no 8 MiB read-around).
-    m = MappedFile.open(h.vectors.path, h.vectors.offset, Math.max(4, h.vectors.size * h.vectors.byteSize), { advice: 'random' });
-    mappings.set(h.key, m);
+/** mmap paths: prefetch per the policy (madvise WILLNEED) as entries enter the ring, fault on scoring. */
+function readMapped(task: Task): void {
+  const { args, counters, prefetched, trace } = task;
+  const n = args.ords.length;
+  const files = args.segments.map(mappedVectors);
+  const read = (i: number) => {
+    const ord = args.ords[i];
+    if (ord < 0) return task.noVector(i);
+    const s = args.seg[i];
+    if (!prefetched[i]) counters.readsBeforePrefetch++;
+    const file = files[s];
+    const rel = ord * args.segments[s].vectors.byteSize;
+    // One view covers files up to 4 GiB; beyond, overlapping 1 GiB chunk views (a vector never straddles two).
+    const c = file.chunkCount === 1 ? 0 : file.chunkIndex(rel);
+    task.score(i, file.chunkFloats(c), (rel - file.chunkStart(c)) >>> 2);
+  };
+  const policy = args.prefetch === 'none' || args.mode === 'inOrder' ? null : prefetchPolicy(args.prefetch);
+  if (policy === null) {
+    for (let i = 0; i < n; i++) read(i);
+    return;
   }
-  return m;
+  const distance = new PrefetchDistance(args.distance.initial, args.distance.cap);
+  runPrefetchRing(
+    n,
+    distance,
+    (i) => {
+      prefetched[i] = 1;
+      const ord = args.ords[i];
+      if (ord < 0) return false;
+      const s = args.seg[i];
+      const size = args.segments[s].vectors.byteSize;
+      const issued = policy.prefetch(files[s], ord * size, size, args.policyState, args.policySlots[s], counters);
+      if (trace) trace.push(i + 1);
+      return issued;
+    },
+    read,
+  );
+  counters.maxDistance = distance.reached;
 }
-
-/** Releases this worker's resources for segments no longer open (called when an index closes). */
-export function releaseSegments(keys: readonly string[]): void {
-  for (const k of keys) {
-    mappings.get(k)?.close();
-    mappings.delete(k);
-    const fd = fds.get(k);
-    if (fd !== undefined) {
-      fds.delete(k);
-      closeFd(fd);
-    }
-  }
-}
-
-const fds = new Map<string, number>();
-let uring: IoUring | null = null;
-let uringBuffer: IoBuffer | null = null;
-import { closeFile as closeFd } from '../../src/native/IoUring.js';
-
-function fdFor(h: SegmentHandle, direct: boolean): number {
-  const key = direct ? `${h.key}#direct` : h.key;
-  let fd = fds.get(key);
-  if (fd === undefined) {
-    fd = openForRead(h.vectors.path, direct);
-    fds.set(key, fd);
-  }
-  return fd;
-}
-
-function ringResources(slots: number, slotBytes: number): { ring: IoUring; buffer: IoBuffer } {
-  if (!uring) uring = IoUring.open(512);
-  if (!uringBuffer || uringBuffer.slots < slots || uringBuffer.slotBytes < slotBytes) {
-    uringBuffer?.free();
-    uringBuffer = IoBuffer.alloc(Math.max(slots, 64), slotBytes);
-  }
-  return { ring: uring, buffer: uringBuffer };
-}
-
-const reapUserData = new Uint32Array(512);
-const reapRes = new Int32Array(512);
 
 /**
  * The pread path: each entry entering the ring queues an IORING_OP_READ into its own buffer slot;
  * queued reads are submitted together when the ring needs its oldest entry, so up to `distance`
- * reads are in flight at once. O_DIRECT ('uring-direct') reads the entry's whole pages.
+ * reads are in flight at once. O_DIRECT ('uring-direct') reads the entry's whole pages. In order
+ * (needsScores) there is no ring: each entry is read when it is scored.
  */
-function readThroughUring(
-  args: RescoreTaskArgs,
-  counters: RescoreCounters,
-  prefetched: Uint8Array,
-  trace: number[] | null,
-  valueOf: (i: number, v: Float32Array, off: number) => void,
-  noVector: (i: number) => void,
-): void {
+function readThroughUring(task: Task): void {
+  const { args, counters, prefetched, trace } = task;
   const n = args.ords.length;
   const direct = args.io === 'uring-direct';
   const byteSize = args.segments[0].vectors.byteSize;
-  const slotBytes = direct ? pageCeil(byteSize) + 4096 : pageCeil(byteSize);
-  const ringDepth = args.mode === 'inOrder' ? 1 : Math.min(args.distance.cap, 256);
-  const { ring, buffer } = ringResources(ringDepth, slotBytes);
-  const slots = Math.min(buffer.slots, 256);
-  // Per slot: entry index in flight (or -1), bytes received, and the entry's start within the slot.
+  const slotBytes = pageCeil(byteSize) + (direct ? 4096 : 0);
+  const { ring, buffer } = ringResources(args.mode === 'inOrder' ? 1 : Math.min(args.distance.cap, MAX_SLOTS), slotBytes);
+  const slots = Math.min(buffer.slots, MAX_SLOTS);
+  // Per slot: the entry in flight, its read range, bytes received so far, and where the vector starts in the slot.
   const slotEntry = new Int32Array(slots).fill(-1);
+  const slotStart = new Float64Array(slots);
+  const slotLength = new Int32Array(slots);
   const slotGot = new Int32Array(slots);
+  const slotFd = new Int32Array(slots);
   const slotSkew = new Int32Array(slots);
   const done = new Uint8Array(n);
 
-  const issue = (i: number): boolean => {
-    prefetched[i] = 1;
+  const submitRead = (slot: number, from: number) => {
+    while (!ring.prepRead(slotFd[slot], slotStart[slot] + from, buffer.slotAddress(slot) + from, slotLength[slot] - from, slot)) {
+      counters.syscalls++;
+      ring.submit(0);
+    }
+  };
+
+  const issue = (i: number, ahead: boolean): boolean => {
+    if (ahead) prefetched[i] = 1;
     const ord = args.ords[i];
     if (ord < 0) {
       done[i] = 1;
       return false;
     }
-    const s = args.seg[i];
-    const h = args.segments[s];
+    const h = args.segments[args.seg[i]];
     const slot = i % slots;
     const fileOffset = h.vectors.offset + ord * h.vectors.byteSize;
     const start = direct ? fileOffset - (fileOffset % 4096) : fileOffset;
-    const length = direct ? pageCeil(fileOffset + h.vectors.byteSize) - start : h.vectors.byteSize;
     slotEntry[slot] = i;
+    slotStart[slot] = start;
+    slotLength[slot] = direct ? pageCeil(fileOffset + h.vectors.byteSize) - start : h.vectors.byteSize;
     slotGot[slot] = 0;
+    slotFd[slot] = fdFor(h, direct);
     slotSkew[slot] = fileOffset - start;
-    while (!ring.prepRead(fdFor(h, direct), start, buffer.slotAddress(slot), length, slot)) {
-      counters.syscalls++;
-      ring.submit(0);
+    submitRead(slot, 0);
+    if (ahead) {
+      counters.pagesPrefetched += Math.ceil(slotLength[slot] / 4096);
+      if (trace) trace.push(i + 1);
     }
-    counters.pagesPrefetched += length / 4096 > 1 ? Math.ceil(length / 4096) : 1;
-    if (trace) trace.push(i + 1);
     return true;
   };
 
@@ -204,52 +160,95 @@ function readThroughUring(
     while (!done[i]) {
       counters.syscalls++;
       ring.submit(1);
-      let got: number;
-      while ((got = ring.reap(reapUserData, reapRes)) > 0) {
+      for (let got = ring.reap(reapUserData, reapRes); got > 0; got = ring.reap(reapUserData, reapRes)) {
         for (let j = 0; j < got; j++) {
           const slot = reapUserData[j];
           const res = reapRes[j];
           const e = slotEntry[slot];
-          if (res < 0) throw new Error(`io_uring read of ${args.segments[args.seg[e]].vectors.path} failed: errno ${-res}`);
-          const s = args.seg[e];
-          const h = args.segments[s];
-          const fileOffset = h.vectors.offset + args.ords[e] * h.vectors.byteSize;
-          const start = direct ? fileOffset - (fileOffset % 4096) : fileOffset;
-          const length = direct ? pageCeil(fileOffset + h.vectors.byteSize) - start : h.vectors.byteSize;
+          const path = args.segments[args.seg[e]].vectors.path;
+          if (res < 0) throw new Error(`io_uring read of ${path} failed: errno ${-res}`);
+          if (res === 0) throw new Error(`io_uring read of ${path}: unexpected end of file at ${slotStart[slot] + slotGot[slot]}`);
           slotGot[slot] += res;
-          if (res === 0) throw new Error(`io_uring read of ${h.vectors.path}: unexpected end of file at ${start + slotGot[slot]}`);
-          if (slotGot[slot] < length) {
-            const got2 = slotGot[slot];
-            while (!ring.prepRead(fdFor(h, direct), start + got2, buffer.slotAddress(slot) + got2, length - got2, slot)) ring.submit(0);
-          } else {
-            done[e] = 1;
-          }
+          if (slotGot[slot] < slotLength[slot]) submitRead(slot, slotGot[slot]); // short read: ask for the rest
+          else done[e] = 1;
         }
       }
     }
   };
 
-  const score = (i: number) => {
-    if (args.ords[i] < 0) return noVector(i);
+  const read = (i: number) => {
+    if (args.ords[i] < 0) return task.noVector(i);
     if (!prefetched[i]) counters.readsBeforePrefetch++;
     waitFor(i);
     const slot = i % slots;
-    valueOf(i, buffer.floats, buffer.slotFloat(slot) + (slotSkew[slot] >>> 2));
+    task.score(i, buffer.floats, buffer.slotFloat(slot) + (slotSkew[slot] >>> 2));
   };
 
   if (args.mode === 'inOrder') {
     for (let i = 0; i < n; i++) {
-      // Scored in order, one read at a time: nothing is read ahead of need.
-      if (args.ords[i] >= 0) issue(i);
-      score(i);
+      issue(i, false);
+      read(i);
     }
     return;
   }
   const distance = new PrefetchDistance(Math.min(args.distance.initial, slots), Math.min(args.distance.cap, slots));
-  runPrefetchRing(n, distance, issue, score);
+  runPrefetchRing(n, distance, (i) => issue(i, true), read);
   counters.maxDistance = distance.reached;
 }
 
 function pageCeil(x: number): number {
   return Math.ceil(x / 4096) * 4096;
 }
+
+// ---- per-worker resources, opened on first use, released when their index closes ----
+
+const MAX_SLOTS = 256;
+const mappings = new Map<string, { indexId: number; file: MappedFile }>();
+const fds = new Map<string, { indexId: number; fd: number }>();
+let uring: IoUring | null = null;
+let uringBuffer: IoBuffer | null = null;
+const reapUserData = new Uint32Array(512);
+const reapRes = new Int32Array(512);
+
+function mappedVectors(h: SegmentHandle): MappedFile {
+  let m = mappings.get(h.key);
+  if (!m) {
+    // RANDOM: a fault reads just the faulting page, as Lucene opens .vec (no 8 MiB read-around).
+    const file = MappedFile.open(h.vectors.path, h.vectors.offset, Math.max(4, h.vectors.size * h.vectors.byteSize), { advice: 'random' });
+    m = { indexId: h.indexId, file };
+    mappings.set(h.key, m);
+  }
+  return m.file;
+}
+
+function fdFor(h: SegmentHandle, direct: boolean): number {
+  const key = direct ? `${h.key}#direct` : h.key;
+  let entry = fds.get(key);
+  if (!entry) {
+    entry = { indexId: h.indexId, fd: openForRead(h.vectors.path, direct) };
+    fds.set(key, entry);
+  }
+  return entry.fd;
+}
+
+function ringResources(slots: number, slotBytes: number): { ring: IoUring; buffer: IoBuffer } {
+  uring ??= IoUring.open(512);
+  if (!uringBuffer || uringBuffer.slots < slots || uringBuffer.slotBytes < slotBytes) {
+    uringBuffer?.free();
+    uringBuffer = IoBuffer.alloc(Math.max(slots, 64), slotBytes);
+  }
+  return { ring: uring, buffer: uringBuffer };
+}
+
+onIndexReleased((indexId) => {
+  for (const [key, m] of mappings) {
+    if (m.indexId !== indexId) continue;
+    m.file.close();
+    mappings.delete(key);
+  }
+  for (const [key, f] of fds) {
+    if (f.indexId !== indexId) continue;
+    closeFile(f.fd);
+    fds.delete(key);
+  }
+});

@@ -11,6 +11,7 @@ import { readLatestCommit, type CommitPoint, type SegmentCommitInfo, type Vector
 import { DocIds } from './DocIds.js';
 import type { IndexReader, LeafReaderContext, SegmentReader } from './IndexReader.js';
 import { shared, type SegmentHandle } from './SegmentHandle.js';
+import { newIndexId } from '../../src/executor/releaseBoard.js';
 
 /**
  * Opens prescore's own index directory at its newest commit. Every meta file is CRC-verified and
@@ -19,6 +20,7 @@ import { shared, type SegmentHandle } from './SegmentHandle.js';
  */
 export class DirectoryReader implements IndexReader {
   private constructor(
+    readonly id: number,
     readonly dir: string,
     readonly commit: CommitPoint,
     readonly leaves: readonly LeafReaderContext[],
@@ -27,14 +29,15 @@ export class DirectoryReader implements IndexReader {
   static open(dir: string): DirectoryReader {
     const real = realpathSync(dir);
     const commit = readLatestCommit(real);
+    const id = newIndexId();
     const leaves: LeafReaderContext[] = [];
     let docBase = 0;
     for (const info of commit.segments) {
-      const reader = PrescoreSegmentReader.open(real, commit, info);
+      const reader = PrescoreSegmentReader.open(id, real, commit, info);
       leaves.push({ ord: leaves.length, docBase, reader });
       docBase += info.maxDoc;
     }
-    return new DirectoryReader(real, commit, leaves);
+    return new DirectoryReader(id, real, commit, leaves);
   }
 
   get field(): VectorFieldInfo {
@@ -65,7 +68,7 @@ class PrescoreSegmentReader implements SegmentReader {
     readonly bytes: { vectors: number; codes: number; graph: number },
   ) {}
 
-  static open(dir: string, commit: CommitPoint, info: SegmentCommitInfo): PrescoreSegmentReader {
+  static open(indexId: number, dir: string, commit: CommitPoint, info: SegmentCommitInfo): PrescoreSegmentReader {
     const file = (ext: string) => {
       const name = segmentFileName(info.name, info.suffix, ext);
       return wholeFile(join(dir, name), name);
@@ -87,7 +90,8 @@ class PrescoreSegmentReader implements SegmentReader {
     if (vem && vex) graph = HnswVectorsReader.openMeta(vem, vex, info.id, info.suffix);
     const ids = DocIds.read(dir, info.name, info.id, info.maxDoc);
     const handle: SegmentHandle = {
-      key: `${dir}#${info.name}#${idToString(info.id)}`,
+      key: `${indexId}#${dir}#${info.name}#${idToString(info.id)}`,
+      indexId,
       name: info.name,
       maxDoc: info.maxDoc,
       dims: f.dims,

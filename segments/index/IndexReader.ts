@@ -24,6 +24,8 @@ export interface LeafReaderContext {
 
 /** A point-in-time view of an index: segments in docBase order (prescore's own, or a Lucene directory). */
 export interface IndexReader {
+  /** Process-unique id of this open reader (newIndexId). */
+  readonly id: number;
   readonly dir: string;
   readonly field: VectorFieldInfo;
   readonly leaves: readonly LeafReaderContext[];

@@ -6,8 +6,10 @@ import type { FileSlice } from '../store/FileSlice.js';
  * Workers cache what they open under `key`, so a segment is opened once per worker thread.
  */
 export interface SegmentHandle {
-  /** Unique per opened segment: directory, segment name and segment id. */
+  /** Unique per opened segment: the open index, segment name and segment id. */
   readonly key: string;
+  /** The open index this segment belongs to (see releaseBoard: closing it frees worker resources). */
+  readonly indexId: number;
   readonly name: string;
   readonly maxDoc: number;
   readonly dims: number;

@@ -135,7 +135,8 @@ class SearchableIndex implements VectorIndex {
     if (this.closed) return;
     this.closed = true;
     this.reader.close();
-    // The last open index takes the executor (its workers hold the mappings and codes) with it.
+    // Workers free this index's codes, graphs and mappings; the last open index takes the pool with it.
+    if (Executor.exists()) Executor.get().releaseIndex(this.reader.id);
     if (--openCount === 0) await Executor.shutdown();
   }
 }

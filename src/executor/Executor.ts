@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { Piscina } from 'piscina';
 import { distPath } from './packageRoot.js';
 import type { TaskArgs, TaskName, TaskResult } from './handlers.js';
+import { createReleaseBoard, publishRelease } from './releaseBoard.js';
 
 export interface ExecutorOptions {
   /** Worker threads; default PRESCORE_THREADS or the machine's available parallelism. */
@@ -29,6 +30,7 @@ export interface RunOptions {
 export class Executor {
   private static shared: Executor | undefined;
   private readonly pool: Piscina;
+  private readonly releaseBoard = createReleaseBoard();
   readonly threads: number;
 
   private constructor(options: ExecutorOptions) {
@@ -42,6 +44,7 @@ export class Executor {
       idleTimeout: 60_000,
       // Admission control happens before the executor (HTTP layer); inside, tasks are never rejected.
       maxQueue: Infinity,
+      workerData: { releaseBoard: this.releaseBoard },
     });
   }
 
@@ -66,6 +69,11 @@ export class Executor {
   /** Runs one task per element and returns results in input order (like TaskExecutor.invokeAll). */
   invokeAll<N extends TaskName>(name: N, argsList: readonly TaskArgs<N>[], options: RunOptions = {}): Promise<TaskResult<N>[]> {
     return Promise.all(argsList.map((a) => this.run(name, a, options)));
+  }
+
+  /** Tells every worker to free what it holds of index `indexId` (applied before its next task). */
+  releaseIndex(indexId: number): void {
+    publishRelease(this.releaseBoard, indexId);
   }
 
   get queueSize(): number {
