@@ -465,7 +465,11 @@ describe.skipIf(!haveFixtures)('Lucene indexes served by prescore', () => {
     expect(first.sidecarStatus.map((s) => s.status)).toEqual(['built', 'built', 'built', 'built', 'none']);
     const second = await open();
     expect(second.sidecarStatus.map((s) => s.status)).toEqual(['reused', 'reused', 'reused', 'reused', 'none']);
-    expect(second.leaves.map((l) => l.reader.handle.key)).toEqual(first.leaves.map((l) => l.reader.handle.key));
+    // Keys: `<open index id>#...#<sidecar manifest CRC>`: per open reader, and per sidecar build.
+    const keyOf = (r: LuceneIndexReader, i: number) => r.leaves[i].reader.handle.key.replace(/^\d+#/, '');
+    expect(second.id).not.toBe(first.id);
+    expect(second.leaves.map((l) => l.reader.handle.indexId)).toEqual(second.leaves.map(() => second.id));
+    expect([0, 1, 2, 3, 4].map((i) => keyOf(second, i))).toEqual([0, 1, 2, 3, 4].map((i) => keyOf(first, i)));
     // One directory per segment, named by segment and id; the other fixture's segments have other ids.
     const segDirs = readdirSync(side).filter((n) => !n.startsWith('.') && n !== 'SOURCE').sort();
     expect(segDirs).toEqual(first.index.segments.slice(0, 4).map((s) => `${s.name}-${Buffer.from(s.id).toString('hex')}-f33-flat`));
@@ -481,7 +485,8 @@ describe.skipIf(!haveFixtures)('Lucene indexes served by prescore', () => {
     const third = await open();
     expect(third.sidecarStatus.map((s) => s.status)).toEqual(['reused', 'rebuilt', 'reused', 'reused', 'none']);
     expect(events).toContain('_1:building');
-    expect(third.leaves[1].reader.handle.key).not.toBe(first.leaves[1].reader.handle.key);
+    expect(keyOf(third, 1)).not.toBe(keyOf(first, 1));
+    expect(keyOf(third, 0)).toBe(keyOf(first, 0));
     // So is a foreign manifest (e.g. another segment's).
     cpSync(join(side, segDirs[0], '_0_PrescoreSidecar_0.psm'), join(side, segDirs[2], '_2_PrescoreSidecar_0.psm'));
     expect((await open()).sidecarStatus[2].status).toBe('rebuilt');

@@ -5,6 +5,7 @@ import type { IndexReader, LeafReaderContext, SegmentReader } from '../index/Ind
 import { shared, type SegmentHandle } from '../index/SegmentHandle.js';
 import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
 import type { Executor } from '../../src/executor/Executor.js';
+import { newIndexId } from '../../src/executor/releaseBoard.js';
 import { LuceneIndex, type LuceneIndexOptions, type LuceneSegment, type VectorFieldView } from './LuceneIndex.js';
 import { checkServableField, describeVectorFields, listVectorFields, openLuceneFlatField, type LuceneFlatField } from './LuceneFlatVectors.js';
 import {
@@ -54,6 +55,7 @@ export interface LuceneIndexReaderOptions extends Partial<SidecarBuildParams> {
  */
 export class LuceneIndexReader implements IndexReader {
   private constructor(
+    readonly id: number,
     readonly dir: string,
     readonly index: LuceneIndex,
     readonly field: VectorFieldInfo,
@@ -91,12 +93,13 @@ export class LuceneIndexReader implements IndexReader {
       pruneSidecarRoot(root, new Set(sources.filter((s): s is SidecarSource => s !== null).map((s) => sidecarSegmentDirName(s, params))));
     }
 
+    const id = newIndexId();
     const leaves: LeafReaderContext[] = index.segments.map((seg, ord) => ({
       ord,
       docBase: seg.docBase,
-      reader: LuceneSegmentReader.create(index, seg, field, flats[ord], sidecars[ord], realDir),
+      reader: LuceneSegmentReader.create(id, index, seg, field, flats[ord], sidecars[ord], realDir),
     }));
-    return new LuceneIndexReader(realDir, index, field, leaves, root);
+    return new LuceneIndexReader(id, realDir, index, field, leaves, root);
   }
 
   get maxDoc(): number {
@@ -175,6 +178,7 @@ class LuceneSegmentReader implements SegmentReader {
   ) {}
 
   static create(
+    indexId: number,
     index: LuceneIndex,
     seg: LuceneSegment,
     field: VectorFieldInfo,
@@ -197,7 +201,8 @@ class LuceneSegmentReader implements SegmentReader {
     }
     const q = sidecar?.entry;
     const handle: SegmentHandle = {
-      key: `lucene:${realDir}#${field.name}#${seg.name}#${idToString(seg.id)}#${sidecar ? sidecar.checksum.toString(16) : 'none'}`,
+      key: `${indexId}#lucene:${realDir}#${field.name}#${seg.name}#${idToString(seg.id)}#${sidecar ? sidecar.checksum.toString(16) : 'none'}`,
+      indexId,
       name: seg.name,
       maxDoc: seg.maxDoc,
       dims: field.dims,

@@ -47,7 +47,8 @@ export const SIDECAR_MANIFEST_EXTENSION = 'psm';
 export const SIDECAR_SOURCE_FILE = 'SOURCE';
 const TMP_PREFIX = '.tmp-';
 const TRASH_PREFIX = '.trash-';
-const STALE_TMP_MS = 3_600_000;
+/** A build directory this old is abandoned even if its pid was reused (a week). */
+const STALE_TMP_MS = 7 * 24 * 3_600_000;
 const SEGMENT_DIR = /^(_[0-9a-z]+)-([0-9a-f]{32})-f(\d+)-(flat|hnsw-m\d+-b\d+)$/;
 
 export interface SidecarBuildParams {
@@ -142,15 +143,31 @@ export function prepareSidecarRoot(sidecarDir: string, realIndexDir: string, fie
   return real;
 }
 
-/** Removes build directories abandoned by crashed builders (older than an hour) and trash. */
+/**
+ * Removes trash and the build directories of builders that died (`.tmp-<pid>-...` whose process
+ * no longer exists; a live builder's directory is kept however long its graph build takes).
+ */
 function cleanLeftovers(root: string): void {
   for (const name of readdirSync(root)) {
     const p = join(root, name);
     try {
-      if (name.startsWith(TRASH_PREFIX) || (name.startsWith(TMP_PREFIX) && Date.now() - lstatSync(p).mtimeMs > STALE_TMP_MS)) rmSync(p, { recursive: true, force: true });
+      if (name.startsWith(TRASH_PREFIX)) rmSync(p, { recursive: true, force: true });
+      else if (name.startsWith(TMP_PREFIX)) {
+        const pid = Number(/^\.tmp-(\d+)-/.exec(name)?.[1]);
+        if (!pid || !processAlive(pid) || Date.now() - lstatSync(p).mtimeMs > STALE_TMP_MS) rmSync(p, { recursive: true, force: true });
+      }
     } catch {
       // another opener may be removing it too
     }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -202,7 +219,7 @@ export async function ensureSidecarSegment(
   const started = performance.now();
   // Never quantize damaged vectors: the whole .vec is read anyway, verify its CRC first.
   checksumEntireFile(source.vecSlice);
-  const tmp = join(root, `${TMP_PREFIX}${basename(dir)}-${randomBytes(6).toString('hex')}`);
+  const tmp = join(root, `${TMP_PREFIX}${process.pid}-${basename(dir)}-${randomBytes(6).toString('hex')}`);
   mkdirSync(tmp);
   try {
     await buildInto(tmp, source, params, executor);

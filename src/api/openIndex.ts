@@ -51,11 +51,17 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     prefetchPolicy: options.prefetchPolicy,
     ioConcurrency: options.ioConcurrency,
   });
-  openCount++;
   // Each worker reads the codes and decodes the graphs once, now, instead of in the first query.
   // Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
   const segments = reader.leaves.map((l) => l.reader.handle);
-  await Promise.all(Array.from({ length: executor.threads }, () => executor.run('index.load', { segments })));
+  try {
+    await Promise.all(Array.from({ length: executor.threads }, () => executor.run('index.load', { segments })));
+  } catch (e) {
+    executor.releaseIndex(reader.id);
+    if (openCount === 0) await Executor.shutdown();
+    throw e;
+  }
+  openCount++;
   return new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher);
 }
 

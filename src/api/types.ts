@@ -27,7 +27,7 @@ export interface SearchOptions {
 }
 
 export interface SearchHit {
-  /** The user-facing document id given at build time. */
+  /** The user-facing document id given at build time (for a Lucene index: the global doc number). */
   readonly id: string;
   /** The global doc number (docBase + segment doc), as Lucene numbers docs. */
   readonly doc: number;
