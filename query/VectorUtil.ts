@@ -52,8 +52,8 @@ export function squareDistance(a: Float32Array, aOff: number, b: Float32Array, b
   return res;
 }
 
-/** Cosine in [-1, 1]: float sums, quotient in double, cast to float. A zero vector gives NaN. */
-export function cosine(a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number): number {
+/** Writes (a·b, a·a, b·b) as float sums (two stride-2 accumulators above 32 dims) to out[outOff ..]. */
+export function cosineParts(a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number, out: Float32Array, outOff = 0): void {
   let i = 0;
   let sum = 0, norm1 = 0, norm2 = 0;
   if (dim > 32) {
@@ -78,7 +78,17 @@ export function cosine(a: Float32Array, aOff: number, b: Float32Array, bOff: num
     norm1 = f(norm1 + f(x * x));
     norm2 = f(norm2 + f(y * y));
   }
-  return f(sum / Math.sqrt(norm1 * norm2));
+  out[outOff] = sum;
+  out[outOff + 1] = norm1;
+  out[outOff + 2] = norm2;
+}
+
+const parts = new Float32Array(3);
+
+/** Cosine in [-1, 1]: float sums, quotient in double, cast to float. A zero vector gives NaN. */
+export function cosine(a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number): number {
+  cosineParts(a, aOff, b, bOff, dim, parts, 0);
+  return f(parts[0] / Math.sqrt(parts[1] * parts[2]));
 }
 
 /**

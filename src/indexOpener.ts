@@ -5,11 +5,14 @@ import type { OpenIndexOptions } from './api/openIndex.js';
 type Open = (dir: string, options: OpenIndexOptions) => Promise<VectorIndex>;
 
 /** The `prescore serve` opener: prescore index directories, and (with --lucene) Lucene directories. */
-export function indexOpener(openPrescore: Open, openLucene?: (dir: string, options: OpenIndexOptions & { field?: string }) => Promise<VectorIndex>): IndexOpener {
+export function indexOpener(
+  openPrescore: Open,
+  openLucene?: (dir: string, options: OpenIndexOptions & { field?: string; sidecarDir?: string }) => Promise<VectorIndex>,
+): IndexOpener {
   return (dir, req) => {
     if (req.format === 'lucene') {
       if (!openLucene) throw new Error('serving Lucene directories is not available in this build');
-      return openLucene(dir, { name: req.name, readPath: req.readPath, field: req.field });
+      return openLucene(dir, { name: req.name, readPath: req.readPath, field: req.field, sidecarDir: req.sidecarDir });
     }
     return openPrescore(dir, { name: req.name, readPath: req.readPath });
   };

@@ -166,6 +166,32 @@ export function checkDataFileStructure(
   return header;
 }
 
+export interface FormatPair {
+  readonly metaCodec: string;
+  readonly dataCodec: string;
+  readonly minVersion: number;
+  readonly maxVersion: number;
+}
+
+/**
+ * Opens a format's meta + data pair the way Lucene's vector readers do: the meta file is read and
+ * CRC-verified whole, the data file checked structurally (header, footer), and both must carry the
+ * same version, segment id and suffix. Returns the meta input positioned after its header.
+ */
+export function openMetaAndData(
+  metaSlice: FileSlice,
+  dataSlice: FileSlice,
+  format: FormatPair,
+  segmentId: Uint8Array,
+  suffix: string,
+): { meta: ByteArrayDataInput; version: number } {
+  const meta = openChecksummed(readSliceBytes(metaSlice), metaSlice.name);
+  const { version } = checkIndexHeader(meta, format.metaCodec, format.minVersion, format.maxVersion, segmentId, suffix);
+  const data = checkDataFileStructure(dataSlice, format.dataCodec, format.minVersion, format.maxVersion, segmentId, suffix);
+  if (data.version !== version) throw new CorruptIndexException(`format versions mismatch: meta=${version}, data=${data.version}`, dataSlice.name);
+  return { meta, version };
+}
+
 export function idToString(id: Uint8Array): string {
   return Buffer.from(id).toString('hex');
 }

@@ -1,9 +1,11 @@
-import { checkDataFileStructure, checkIndexHeader, checksumEntireFile, openChecksummed } from '../codec/CodecUtil.js';
+import { checksumEntireFile, openMetaAndData, type FormatPair } from '../codec/CodecUtil.js';
 import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import type { FileSlice } from '../store/FileSlice.js';
 import { readSliceBytes } from '../store/FileSlice.js';
 import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
 import { FLAT_DATA_CODEC, FLAT_META_CODEC, FLAT_VERSION_CURRENT, FLAT_VERSION_START, VectorEncoding } from './FlatVectorsFormat.js';
+
+const FLAT_FORMAT: FormatPair = { metaCodec: FLAT_META_CODEC, dataCodec: FLAT_DATA_CODEC, minVersion: FLAT_VERSION_START, maxVersion: FLAT_VERSION_CURRENT };
 import { readOrdToDocConfig, type OrdToDocConfig } from './OrdToDoc.js';
 
 export interface FlatFieldEntry {
@@ -34,12 +36,7 @@ export class FlatVectorsReader {
   ) {}
 
   static open(metaSlice: FileSlice, dataSlice: FileSlice, segmentId: Uint8Array, suffix: string): FlatVectorsReader {
-    const meta = openChecksummed(readSliceBytes(metaSlice), metaSlice.name);
-    const { version } = checkIndexHeader(meta, FLAT_META_CODEC, FLAT_VERSION_START, FLAT_VERSION_CURRENT, segmentId, suffix);
-    const dataHeader = checkDataFileStructure(dataSlice, FLAT_DATA_CODEC, FLAT_VERSION_START, FLAT_VERSION_CURRENT, segmentId, suffix);
-    if (dataHeader.version !== version) {
-      throw new CorruptIndexException(`format versions mismatch: meta=${version}, data=${dataHeader.version}`, dataSlice.name);
-    }
+    const { meta } = openMetaAndData(metaSlice, dataSlice, FLAT_FORMAT, segmentId, suffix);
     const fields = new Map<number, FlatFieldEntry>();
     const dataEnd = dataSlice.length - 16;
     for (let fieldNumber = meta.readInt(); fieldNumber !== -1; fieldNumber = meta.readInt()) {

@@ -1,4 +1,5 @@
 import type { OsqQueryCorrections } from './OsqEstimator.js';
+import { dotProduct as dot, squareDistance, cosine, cosineParts } from '../../query/VectorUtil.js';
 
 /**
  * Plain-JS reference versions of the wasm kernels, over ordinary typed arrays.
@@ -104,86 +105,9 @@ export function scoreOsqRange(
   for (let k = 0; k < n; k++) out[outOff + k] = osqScoreRecord(q, records, view, (startOrd + k) * recordSize, codeBytes);
 }
 
-// ---- fp32 (Lucene's scalar accumulation order) ----------------------------------------------
+// ---- fp32: Lucene's scalar accumulation order, shared with the rest of the project ----------
 
-export function dot(a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number): number {
-  let i = 0, res = 0;
-  if (dim > 32) {
-    let acc1 = 0, acc2 = 0, acc3 = 0, acc4 = 0;
-    const upper = dim & ~3;
-    for (; i < upper; i += 4) {
-      acc1 = f(acc1 + f(a[aOff + i] * b[bOff + i]));
-      acc2 = f(acc2 + f(a[aOff + i + 1] * b[bOff + i + 1]));
-      acc3 = f(acc3 + f(a[aOff + i + 2] * b[bOff + i + 2]));
-      acc4 = f(acc4 + f(a[aOff + i + 3] * b[bOff + i + 3]));
-    }
-    res = f(f(f(acc1 + acc2) + acc3) + acc4);
-  }
-  for (; i < dim; i++) res = f(res + f(a[aOff + i] * b[bOff + i]));
-  return res;
-}
-
-export function squareDistance(a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number): number {
-  let i = 0, res = 0;
-  if (dim > 32) {
-    let acc1 = 0, acc2 = 0, acc3 = 0, acc4 = 0;
-    const upper = dim & ~3;
-    for (; i < upper; i += 4) {
-      const d1 = f(a[aOff + i] - b[bOff + i]);
-      const d2 = f(a[aOff + i + 1] - b[bOff + i + 1]);
-      const d3 = f(a[aOff + i + 2] - b[bOff + i + 2]);
-      const d4 = f(a[aOff + i + 3] - b[bOff + i + 3]);
-      acc1 = f(acc1 + f(d1 * d1));
-      acc2 = f(acc2 + f(d2 * d2));
-      acc3 = f(acc3 + f(d3 * d3));
-      acc4 = f(acc4 + f(d4 * d4));
-    }
-    res = f(f(f(acc1 + acc2) + acc3) + acc4);
-  }
-  for (; i < dim; i++) {
-    const d = f(a[aOff + i] - b[bOff + i]);
-    res = f(res + f(d * d));
-  }
-  return res;
-}
-
-/** Writes (a·b, a·a, b·b) to out[outOff ..]. */
-export function cosineParts(a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number, out: Float32Array, outOff = 0): void {
-  let i = 0, sum = 0, norm1 = 0, norm2 = 0;
-  if (dim > 32) {
-    let sum1 = 0, sum2 = 0, n11 = 0, n12 = 0, n21 = 0, n22 = 0;
-    const upper = dim & ~1;
-    for (; i < upper; i += 2) {
-      const a1 = a[aOff + i], b1 = b[bOff + i], a2 = a[aOff + i + 1], b2 = b[bOff + i + 1];
-      sum1 = f(sum1 + f(a1 * b1));
-      sum2 = f(sum2 + f(a2 * b2));
-      n11 = f(n11 + f(a1 * a1));
-      n12 = f(n12 + f(a2 * a2));
-      n21 = f(n21 + f(b1 * b1));
-      n22 = f(n22 + f(b2 * b2));
-    }
-    sum = f(sum1 + sum2);
-    norm1 = f(n11 + n12);
-    norm2 = f(n21 + n22);
-  }
-  for (; i < dim; i++) {
-    const x = a[aOff + i], y = b[bOff + i];
-    sum = f(sum + f(x * y));
-    norm1 = f(norm1 + f(x * x));
-    norm2 = f(norm2 + f(y * y));
-  }
-  out[outOff] = sum;
-  out[outOff + 1] = norm1;
-  out[outOff + 2] = norm2;
-}
-
-const parts = new Float32Array(3);
-
-/** Lucene's cosine: float sums, quotient in double, cast to float (NaN for a zero vector). */
-export function cosine(a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number): number {
-  cosineParts(a, aOff, b, bOff, dim, parts, 0);
-  return f(parts[0] / Math.sqrt(parts[1] * parts[2]));
-}
+export { dot, squareDistance, cosine, cosineParts };
 
 /** out[q * nd + d] = dot(queries row q, docs row d). */
 export function dotBatch(queries: Float32Array, nq: number, docs: Float32Array, nd: number, dim: number, out: Float32Array): void {

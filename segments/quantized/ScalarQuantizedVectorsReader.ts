@@ -1,4 +1,4 @@
-import { checkDataFileStructure, checkIndexHeader, checksumEntireFile, openChecksummed } from '../codec/CodecUtil.js';
+import { checksumEntireFile, openMetaAndData, type FormatPair } from '../codec/CodecUtil.js';
 import { CorruptIndexException, IndexFormatTooNewOrOldException } from '../codec/CorruptIndexException.js';
 import { readOrdToDocConfig, type OrdToDocConfig } from '../flat/OrdToDoc.js';
 import { binaryCodeBytes } from '../quantization/BitPacking.js';
@@ -13,6 +13,8 @@ import {
   SQ_VERSION_START,
   ScalarEncoding,
 } from './ScalarQuantizedVectorsFormat.js';
+
+const SQ_FORMAT: FormatPair = { metaCodec: SQ_META_CODEC, dataCodec: SQ_DATA_CODEC, minVersion: SQ_VERSION_START, maxVersion: SQ_VERSION_CURRENT };
 
 export interface QuantizedFieldEntry {
   readonly fieldNumber: number;
@@ -43,12 +45,7 @@ export class ScalarQuantizedVectorsReader {
   ) {}
 
   static open(metaSlice: FileSlice, dataSlice: FileSlice, segmentId: Uint8Array, suffix: string): ScalarQuantizedVectorsReader {
-    const meta = openChecksummed(readSliceBytes(metaSlice), metaSlice.name);
-    const { version } = checkIndexHeader(meta, SQ_META_CODEC, SQ_VERSION_START, SQ_VERSION_CURRENT, segmentId, suffix);
-    const dataHeader = checkDataFileStructure(dataSlice, SQ_DATA_CODEC, SQ_VERSION_START, SQ_VERSION_CURRENT, segmentId, suffix);
-    if (dataHeader.version !== version) {
-      throw new CorruptIndexException(`format versions mismatch: meta=${version}, data=${dataHeader.version}`, dataSlice.name);
-    }
+    const { meta } = openMetaAndData(metaSlice, dataSlice, SQ_FORMAT, segmentId, suffix);
     const fields = new Map<number, QuantizedFieldEntry>();
     for (let fieldNumber = meta.readInt(); fieldNumber !== -1; fieldNumber = meta.readInt()) {
       meta.readInt(); // the field's vector encoding (FLOAT32): the raw delegate checks it

@@ -19,6 +19,8 @@ export interface OpenIndexRequest {
   readonly readPath: ReadPath | undefined;
   /** `--field`: the vector field to serve (needed for Lucene directories with several). */
   readonly field: string | undefined;
+  /** `--sidecar-dir`: where a Lucene index's 1-bit sidecar lives (default: under ~/.cache/prescore). */
+  readonly sidecarDir: string | undefined;
 }
 
 export type IndexOpener = (dir: string, request: OpenIndexRequest) => Promise<VectorIndex>;
@@ -50,6 +52,7 @@ export const SERVE_SETTINGS = {
   index: { flag: 'index', env: 'PRESCORE_INDEX', arg: 'DIR', help: 'prescore index directory to serve (from `prescore build`)' },
   lucene: { flag: 'lucene', env: 'PRESCORE_LUCENE', arg: 'DIR', help: 'serve a Lucene index directory instead (read-only)' },
   field: { flag: 'field', env: 'PRESCORE_FIELD', arg: 'NAME', help: 'vector field to serve (Lucene directories)' },
+  sidecarDir: { flag: 'sidecar-dir', env: 'PRESCORE_SIDECAR_DIR', arg: 'DIR', help: "Lucene directories: where prescore's 1-bit codes are built (never inside the Lucene directory)" },
   name: { flag: 'name', env: 'PRESCORE_NAME', arg: 'NAME', help: 'index name for /:index/_search (default: directory base name)' },
   host: { flag: 'host', env: 'PRESCORE_HOST', arg: 'HOST', help: `address to bind (default ${DEFAULT_SERVER_OPTIONS.host})` },
   port: { flag: 'port', env: 'PRESCORE_PORT', arg: 'PORT', help: `port, 0 = any free port (default ${DEFAULT_SERVER_OPTIONS.port})` },
@@ -149,7 +152,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   }
   return {
     dir,
-    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath: readPath as ReadPath | undefined, field: get('field') },
+    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath: readPath as ReadPath | undefined, field: get('field'), sidecarDir: get('sidecarDir') },
     server,
   };
 }
