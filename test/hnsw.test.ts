@@ -6,7 +6,8 @@ import { NeighborQueue, nextUpFloat } from '../segments/hnsw/NeighborQueue.js';
 import { OnHeapHnswGraph } from '../segments/hnsw/OnHeapHnswGraph.js';
 import { Fp32ScorerSupplier, type RandomVectorScorer } from '../segments/hnsw/RandomVectorScorer.js';
 import { SplittableRandom } from '../segments/hnsw/SplittableRandom.js';
-import { clusteredVectors, mulberry32 } from '../src/bench/hnsw.js';
+import { clusteredVectors } from '../src/bench/hnsw.js';
+import { mulberry32 } from '../src/gen/Rng.js';
 
 /** Brute force: every ord scored, sorted by score desc then ord asc. */
 function bruteForce(scorer: RandomVectorScorer, k: number, accept?: (o: number) => boolean): { ords: number[]; scores: number[] } {

@@ -6,6 +6,7 @@ import { Kernels, type OsqQuery } from '../segments/kernels/Kernels.js';
 import { JsKernels, QUERY_SCALE_4BIT, type JsOsqQuery } from '../segments/kernels/JsKernels.js';
 import { FirstFitHeap } from '../segments/kernels/FirstFitHeap.js';
 import * as VectorUtil from '../query/VectorUtil.js';
+import { mulberry32 as rng } from '../src/gen/Rng.js';
 
 // ---- helpers: the SINGLE_BIT_QUERY_NIBBLE layouts (lucene-compat.md §4.4), kept local ----------
 
@@ -33,17 +34,6 @@ function bitsOf(a: Float32Array): Uint32Array {
   return new Uint32Array(a.buffer, a.byteOffset, a.length);
 }
 
-/** mulberry32: a small deterministic PRNG, so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface RecordFields {
   code: Uint8Array;

@@ -8,6 +8,7 @@ import { MappedFile } from '../src/native/MappedFile.js';
 import { IoBuffer, IoUring, openForRead, closeFile } from '../src/native/IoUring.js';
 import { evictFromPageCache, residency } from '../src/native/PageCache.js';
 import { AlignedMemory, NativeError, O_RDONLY, PAGE_SIZE, open as libcOpen, pread } from '../src/native/libc.js';
+import { mulberry32 as rng } from '../src/gen/Rng.js';
 
 const MiB = 1 << 20;
 const FILE_BYTES = 32 * MiB;
@@ -28,16 +29,6 @@ function fill(buf: Uint8Array, seed: number): void {
   }
 }
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 function fsBytes(offset: number, length: number): Uint8Array {
   const out = new Uint8Array(length);

@@ -6,7 +6,7 @@ import { DirectWriter, SUPPORTED_BITS_PER_VALUE } from '../segments/packed/Direc
 import { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 import { ByteArrayDataInput } from '../segments/store/DataInput.js';
 import { ByteArrayDataOutput } from '../segments/store/DataOutput.js';
-import { mulberry32 } from '../src/bench/hnsw.js';
+import { mulberry32 } from '../src/gen/Rng.js';
 
 function hex(b: Uint8Array): string {
   return Buffer.from(b).toString('hex');

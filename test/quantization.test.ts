@@ -3,6 +3,7 @@ import { packAsBinary, transposeHalfByte, binaryCodeBytes, discretize } from '..
 import { OptimizedScalarQuantizer } from '../segments/quantization/OptimizedScalarQuantizer.js';
 import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
 import { binaryRecordBytes } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
+import { mulberry32 } from '../src/gen/Rng.js';
 
 describe('SINGLE_BIT_QUERY_NIBBLE layout (lucene-compat.md §7)', () => {
   it('packs doc bits [1,0,1,1,0,0,1,0] to 0xB2 (first dimension in the MSB)', () => {
@@ -81,14 +82,6 @@ describe('OptimizedScalarQuantizer', () => {
   });
 });
 
-function mulberry32(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussian(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());

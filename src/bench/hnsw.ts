@@ -28,18 +28,8 @@ import {
   type UpdateableRandomVectorScorer,
 } from '../../segments/hnsw/RandomVectorScorer.js';
 import { wholeFile } from '../../segments/store/FileSlice.js';
+import { mulberry32 } from '../gen/Rng.js';
 
-/** Deterministic uniform [0, 1) generator (mulberry32). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** n vectors around `clusters` Gaussian centres (per-dim noise `spread`), optionally unit-normalized. */
 export function clusteredVectors(n: number, dim: number, clusters: number, seed: number, normalize = false, spread = 0.35): Float32Array {

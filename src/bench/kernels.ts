@@ -13,22 +13,13 @@ import { Kernels } from '../../segments/kernels/Kernels.js';
 import { JsKernels, type JsOsqQuery } from '../../segments/kernels/JsKernels.js';
 import { compileWat, emitKernelsWasm, findKernelsWat } from '../../segments/kernels/KernelsBinary.js';
 import { wasm } from '../../segments/kernels/wasmApi.js';
+import { mulberry32 as rng } from '../gen/Rng.js';
 
 const DIMS = 1024;
 const CODE_BYTES = DIMS / 8;
 const RECORD = CODE_BYTES + 16;
 const N_RECORDS = 100_000;
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Seconds of process CPU time per call of fn, over calls totalling at least minMs. CPU time

@@ -24,6 +24,7 @@ import { evictFromPageCache } from '../native/PageCache.js';
 import { MADV_WILLNEED, POSIX_FADV_RANDOM, posixFadvise, raw } from '../native/libc.js';
 import { diskStats, memoryCgroupSupport, MemoryCgroup, parseBytes } from './cgroup.js';
 import { ensureColdFile, PAGE, pageStamp } from './coldFile.js';
+import { mulberry32 as rng } from '../gen/Rng.js';
 
 const here = fileURLToPath(import.meta.url);
 
@@ -75,16 +76,6 @@ function findRoot(): string {
 
 // ---- helpers ----------------------------------------------------------------------------------
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** Distinct random page offsets, in random (not sorted) order like a shortlist in score order. */
 function randomPages(r: () => number, filePages: number, n: number, out: Float64Array): void {

@@ -177,3 +177,18 @@ export class Rng {
     }
   }
 }
+
+/**
+ * mulberry32: a tiny deterministic uniform [0, 1) generator for tests and benchmarks, where a
+ * seed must reproduce a failure but statistical quality hardly matters (datasets use Rng).
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

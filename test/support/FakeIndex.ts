@@ -12,6 +12,7 @@ import type {
   SearchResult,
   VectorIndex,
 } from '../../src/api/types.js';
+import { mulberry32 } from '../../src/gen/Rng.js';
 
 export interface FakeIndexOptions {
   readonly name?: string;
@@ -183,13 +184,3 @@ function normalize(v: Float32Array): Float32Array {
   return v;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
