@@ -73,24 +73,29 @@ export async function buildIndex(options: BuildOptions): Promise<BuildReport> {
   const counters = new Int32Array(new SharedArrayBuffer(8));
   const writing = new Progress({ label: 'write vectors', total: source.count, unit: 'vectors', enabled: show });
 
-  let writer: FlatVectorsWriter | null = null;
-  let current: { name: string; id: Uint8Array; ids: string[] | null; firstRow: number } | null = null;
+  /** The segment being written: its fp32 writer and, for JSONL, the ids of its docs. */
+  interface OpenSegment {
+    readonly name: string;
+    readonly id: Uint8Array;
+    readonly writer: FlatVectorsWriter;
+    readonly ids: string[] | null;
+    readonly firstRow: number;
+  }
+  let open: OpenSegment | null = null;
   let rows = 0;
 
-  const startSegment = (firstRow: number) => {
+  const startSegment = (firstRow: number): OpenSegment => {
     const name = `_${(nextSegment++).toString(36)}`;
     const id = newSegmentId();
-    writer = new FlatVectorsWriter(options.out, name, id, PRESCORE_FORMAT_SUFFIX, { fieldNumber: 0, similarity: options.similarity, dims });
+    const writer = new FlatVectorsWriter(options.out, name, id, PRESCORE_FORMAT_SUFFIX, { fieldNumber: 0, similarity: options.similarity, dims });
     created.push(writer.dataPath, writer.metaPath);
-    current = { name, id, ids: source.hasIds ? [] : null, firstRow };
+    return { name, id, writer, ids: source.hasIds ? [] : null, firstRow };
   };
 
-  const finishSegment = () => {
-    const w = writer!;
-    const seg = current!;
-    const count = w.size;
-    const { dataLength } = w.finish();
-    void dataLength;
+  /** Closes the segment's `.vec/.vemf`, writes its ids, and hands quantization + graph to a worker. */
+  const finishSegment = (seg: OpenSegment): void => {
+    const count = seg.writer.size;
+    seg.writer.finish();
     const ids = seg.ids ? DocIds.explicit(seg.ids) : DocIds.sequential(seg.firstRow, count);
     created.push(DocIds.write(options.out, seg.name, seg.id, ids));
     for (const ext of [SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION]) {
@@ -98,48 +103,45 @@ export async function buildIndex(options: BuildOptions): Promise<BuildReport> {
     }
     const buildGraph = count > flatThreshold;
     segments.push({ name: seg.name, id: seg.id, maxDoc: count, suffix: PRESCORE_FORMAT_SUFFIX, hasGraph: buildGraph });
-    builds.push(
-      executor.run('index.buildSegment', {
-        dir: options.out,
-        name: seg.name,
-        id: seg.id,
-        suffix: PRESCORE_FORMAT_SUFFIX,
-        fieldNumber: 0,
-        similarity: options.similarity.ordinal,
-        dims,
-        count,
-        vecPath: w.dataPath,
-        vecOffset: w.vectorDataOffset,
-        buildGraph,
-        m: options.m ?? 16,
-        beamWidth: options.beamWidth ?? 100,
-        seed: (options.seed ?? 42) + segments.length,
-        progress: counters,
-      }),
-    );
-    // Surface a failed segment build at once (the await below would only see it at the end).
-    builds[builds.length - 1].catch(() => {});
-    writer = null;
-    current = null;
+    const build = executor.run('index.buildSegment', {
+      dir: options.out,
+      name: seg.name,
+      id: seg.id,
+      suffix: PRESCORE_FORMAT_SUFFIX,
+      fieldNumber: 0,
+      similarity: options.similarity.ordinal,
+      dims,
+      count,
+      vecPath: seg.writer.dataPath,
+      vecOffset: seg.writer.vectorDataOffset,
+      buildGraph,
+      m: options.m ?? 16,
+      beamWidth: options.beamWidth ?? 100,
+      seed: (options.seed ?? 42) + segments.length,
+      progress: counters,
+    });
+    build.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
+    builds.push(build);
   };
 
   try {
     for await (const batch of source.batches(Math.min(segmentDocs, 8192))) {
-      let offset = 0;
-      while (offset < batch.rows) {
-        if (!writer) startSegment(batch.firstRow + offset);
-        const w = writer as unknown as FlatVectorsWriter;
-        const take = Math.min(batch.rows - offset, segmentDocs - w.size);
-        w.addVectors(batch.vectors.subarray(offset * dims, (offset + take) * dims), take);
-        const segIds = (current as unknown as { ids: string[] | null }).ids;
-        if (segIds && batch.ids) for (let i = 0; i < take; i++) segIds.push(batch.ids[offset + i]);
+      for (let offset = 0; offset < batch.rows; ) {
+        const seg: OpenSegment = (open ??= startSegment(batch.firstRow + offset));
+        const take = Math.min(batch.rows - offset, segmentDocs - seg.writer.size);
+        seg.writer.addVectors(batch.vectors.subarray(offset * dims, (offset + take) * dims), take);
+        if (seg.ids && batch.ids) for (let i = 0; i < take; i++) seg.ids.push(batch.ids[offset + i]);
         offset += take;
         rows += take;
-        if (w.size === segmentDocs) finishSegment();
+        if (seg.writer.size === segmentDocs) {
+          finishSegment(seg);
+          open = null;
+        }
       }
       writing.update(rows);
     }
-    if (writer) finishSegment();
+    if (open) finishSegment(open);
+    open = null;
     writing.finish();
     if (rows === 0) throw new Error(`${options.input}: no vectors to index`);
 
@@ -183,7 +185,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildReport> {
     };
   } catch (e) {
     writing.stop();
-    (writer as FlatVectorsWriter | null)?.abort();
+    (open as OpenSegment | null)?.writer.abort();
     await Promise.allSettled(builds);
     for (const f of created) rmSync(f, { force: true });
     throw e;
