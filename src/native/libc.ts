@@ -44,6 +44,8 @@ export const MADV_RANDOM = 1;
 export const MADV_SEQUENTIAL = 2;
 export const MADV_WILLNEED = 3;
 export const MADV_DONTNEED = 4;
+/** Back the range with transparent huge pages when THP is in `madvise` mode. */
+export const MADV_HUGEPAGE = 14;
 
 export const POSIX_FADV_NORMAL = 0;
 export const POSIX_FADV_RANDOM = 1;
@@ -94,6 +96,8 @@ export const raw = {
   ) => number,
   munmap: libc.func('int munmap(uintptr_t addr, size_t length)') as (addr: number, length: number) => number,
   madvise: libc.func('int madvise(uintptr_t addr, size_t length, int advice)') as (addr: number, length: number, advice: number) => number,
+  /** The same call on a JS ArrayBuffer's memory (koffi passes the backing store's address). */
+  madviseBuffer: libc.func('int madvise(void *addr, size_t length, int advice)') as (buffer: ArrayBuffer, length: number, advice: number) => number,
   mincore: libc.func('int mincore(uintptr_t addr, size_t length, uint8_t *vec)') as (
     addr: number,
     length: number,
@@ -215,6 +219,15 @@ export function mmap(length: number, prot: number, flags: number, fd: number, of
 
 export function munmap(address: number, length: number, path?: string): void {
   if (raw.munmap(address, length) !== 0) throw lastError('munmap', path);
+}
+
+/**
+ * Asks for transparent huge pages under a (page-aligned) ArrayBuffer, e.g. a WebAssembly memory
+ * holding 1-bit codes that are read at random: fewer TLB misses. Best effort: returns false when
+ * the kernel refuses (THP disabled), never throws.
+ */
+export function adviseHugePages(buffer: ArrayBuffer): boolean {
+  return raw.madviseBuffer(buffer, buffer.byteLength, MADV_HUGEPAGE) === 0;
 }
 
 export function madvise(address: number, length: number, advice: number, path?: string): void {
