@@ -95,44 +95,56 @@ export class OptimizedScalarQuantizer {
   private readonly interval = new Float32Array(2);
   private readonly candidate = new Float32Array(2);
 
-  /** Anisotropic quantization loss of `vector` on the interval, in double. */
-  private loss(vector: Float32Array, a: number, b: number, points: number, norm2: number): number {
+  /**
+   * One pass over `vector` for the interval [a, b]: returns the anisotropic quantization loss
+   * (double) and writes into `grid` the coordinate-descent sums for the same interval
+   * (daa, dab, dbb, dax, dbx). Lucene computes these in two separate passes; an accepted candidate
+   * interval is exactly the next iteration's grid interval, so one loop serves both. Every sum is
+   * still accumulated element by element in Lucene's order, so results are bit-identical.
+   */
+  private lossAndGrid(vector: Float32Array, a: number, b: number, points: number, norm2: number, grid: Float64Array): number {
     const step = (b - a) / (points - 1);
     const stepInv = 1 / step;
-    let xe = 0;
-    let e = 0;
+    const gridStepInv = f(f(points - 1) / f(b - a));
+    const last = points - 1;
+    let xe = 0, e = 0;
+    let daa = 0, dab = 0, dbb = 0, dax = 0, dbx = 0;
     for (let i = 0; i < vector.length; i++) {
       const xi = vector[i];
       // clamp inlined as ternaries: identical to min(max(x, a), b) for finite values, and much faster here.
-      const xiq = a + step * Math.round(((xi < a ? a : xi > b ? b : xi) - a) * stepInv);
+      const c = (xi < a ? a : xi > b ? b : xi) - a;
+      const xiq = a + step * Math.round(c * stepInv);
       xe += xi * (xi - xiq);
       e += (xi - xiq) * (xi - xiq);
+      const s = f(Math.round(c * gridStepInv) / last);
+      daa += (1 - s) * (1 - s);
+      dab += (1 - s) * s;
+      dbb += s * s;
+      dax += xi * (1 - s);
+      dbx += xi * s;
     }
+    grid[0] = daa;
+    grid[1] = dab;
+    grid[2] = dbb;
+    grid[3] = dax;
+    grid[4] = dbx;
     const lambda = this.lambda;
     return ((1 - lambda) * xe * xe) / norm2 + lambda * e;
   }
 
+  private readonly grid = new Float64Array(5);
+  private readonly nextGrid = new Float64Array(5);
+
   private optimizeIntervals(interval: Float32Array, vector: Float32Array, norm2: number, points: number): void {
-    let currentLoss = this.loss(vector, interval[0], interval[1], points, norm2);
+    let grid = this.grid;
+    let nextGrid = this.nextGrid;
+    let currentLoss = this.lossAndGrid(vector, interval[0], interval[1], points, norm2, grid);
     const lambda = this.lambda;
     const scale = f(f(1 - lambda) / norm2);
     if (!Number.isFinite(scale)) return; // the vector equals the centroid: keep the initial interval
     const candidate = this.candidate;
     for (let iter = 0; iter < this.iters; iter++) {
-      const a = interval[0];
-      const b = interval[1];
-      const stepInv = f(f(points - 1) / f(b - a));
-      let daa = 0, dab = 0, dbb = 0, dax = 0, dbx = 0;
-      for (let i = 0; i < vector.length; i++) {
-        const xi = vector[i];
-        const k = Math.round(((xi < a ? a : xi > b ? b : xi) - a) * stepInv);
-        const s = f(k / (points - 1));
-        daa += (1 - s) * (1 - s);
-        dab += (1 - s) * s;
-        dbb += s * s;
-        dax += xi * (1 - s);
-        dbx += xi * s;
-      }
+      const daa = grid[0], dab = grid[1], dbb = grid[2], dax = grid[3], dbx = grid[4];
       const m0 = scale * dax * dax + lambda * daa;
       const m1 = scale * dax * dbx + lambda * dab;
       const m2 = scale * dbx * dbx + lambda * dbb;
@@ -143,11 +155,14 @@ export class OptimizedScalarQuantizer {
       const aOpt = candidate[0];
       const bOpt = candidate[1];
       if (Math.abs(f(interval[0] - aOpt)) < 1e-8 && Math.abs(f(interval[1] - bOpt)) < 1e-8) return;
-      const newLoss = this.loss(vector, aOpt, bOpt, points, norm2);
+      const newLoss = this.lossAndGrid(vector, aOpt, bOpt, points, norm2, nextGrid);
       if (newLoss > currentLoss) return; // coordinate descent is not monotone here: stop when it gets worse
       interval[0] = aOpt;
       interval[1] = bOpt;
       currentLoss = newLoss;
+      const swap = grid;
+      grid = nextGrid;
+      nextGrid = swap;
     }
   }
 }
