@@ -3,10 +3,16 @@ import type { IndexSearcher } from './IndexSearcher.js';
 import { Query, type SearchContext } from './Query.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
+import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
 
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
   readonly numCandidates?: number;
+  /**
+   * Share scores across segments so a segment that cannot compete stops early (Lucene's
+   * MultiLeafKnnCollector, used whenever an index has several segments). Default true.
+   */
+  readonly multiLeaf?: boolean;
 }
 
 /**
@@ -40,11 +46,12 @@ export class KnnFloatVectorQuery extends Query {
     }
     const started = performance.now();
     const ef = Math.max(this.k, this.options.numCandidates ?? this.k);
+    const global = this.options.multiLeaf !== false && searcher.reader.leaves.length > 1 ? GlobalSimilarityQueue.create(ef) : null;
     const sliceResults = await Promise.all(
       searcher.slices.map((slice) =>
         searcher.executor.run(
           'knn.slice',
-          { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef },
+          { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef, global },
         ),
       ),
     );

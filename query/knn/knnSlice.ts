@@ -1,5 +1,6 @@
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { exactSearch } from '../../segments/hnsw/HnswGraphSearcher.js';
+import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue.js';
 import { loadSegment } from './WorkerSegments.js';
 
 export interface KnnSliceArgs {
@@ -9,6 +10,8 @@ export interface KnnSliceArgs {
   readonly k: number;
   /** Level-0 beam width (HNSW ef). */
   readonly ef: number;
+  /** The query's cross-segment similarity queue (GlobalSimilarityQueue.create(ef)); null: segments search alone. */
+  readonly global?: Int32Array | null;
 }
 
 export interface SegmentKnnResult {
@@ -26,6 +29,7 @@ export interface SegmentKnnResult {
  */
 export async function knnSlice(args: KnnSliceArgs): Promise<{ segments: SegmentKnnResult[] }> {
   const out: SegmentKnnResult[] = [];
+  const global = args.global ? new GlobalSimilarityQueue(args.global) : null;
   for (const handle of args.segments) {
     const seg = await loadSegment(handle);
     const q = handle.quantized;
@@ -47,7 +51,7 @@ export async function knnSlice(args: KnnSliceArgs): Promise<{ segments: SegmentK
     };
     const result =
       seg.graph && seg.searcher
-        ? seg.searcher.search(seg.scorer, seg.graph, args.k, args.ef, handle.liveOrds)
+        ? seg.searcher.search(seg.scorer, seg.graph, args.k, args.ef, handle.liveOrds, Infinity, global)
         : exactSearch(seg.scorer, args.k, handle.liveOrds);
     const table = handle.vectors.ordToDoc;
     const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;

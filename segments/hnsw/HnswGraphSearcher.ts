@@ -1,4 +1,5 @@
 import { NeighborQueue, nextUpFloat } from './NeighborQueue.js';
+import { FloatHeap, GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
 import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
 import type { RandomVectorScorer } from './RandomVectorScorer.js';
 
@@ -46,6 +47,9 @@ export class HnswGraphSearcher {
   private nbrScores = new Float32Array(64);
   private visitedCount = 0;
   private visitLimit = Infinity;
+  /** The query's cross-segment queue when searching as one of several segments (MultiLeafKnnCollector). */
+  private global: GlobalSimilarityQueue | null = null;
+  private readonly multi = new MultiLeafState();
   private readonly epScratch = new Int32Array(1);
 
   constructor(maxOrd = 0) {
@@ -73,8 +77,10 @@ export class HnswGraphSearcher {
     ef = k,
     acceptOrds?: AcceptOrds | null,
     visitedLimit = Infinity,
+    global: GlobalSimilarityQueue | null = null,
   ): KnnSearchResult {
     this.resetCounters(visitedLimit);
+    this.global = global;
     if (k <= 0 || graph.size() === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
     const accept = acceptPredicate(acceptOrds);
     const queueSize = Math.max(k, ef);
@@ -86,6 +92,7 @@ export class HnswGraphSearcher {
       eps[0] = ep;
       this.searchLevel(results, scorer, 0, eps, 1, graph, accept);
     }
+    this.global = null;
     const take = Math.min(k, results.size());
     while (results.size() > take) results.pop();
     const ords = new Int32Array(take);
@@ -208,6 +215,9 @@ export class HnswGraphSearcher {
     this.ensureNeighborBuffers(store.capacity);
     const ords = this.nbrOrds;
     const scores = this.nbrScores;
+    // Lucene's MultiLeafKnnCollector on level 0: scores are shared with the other segments of the
+    // query, and a segment that cannot compete globally raises its bar (greediness 0.9).
+    const multi = level === 0 && this.global !== null ? this.multi.reset(k, this.global, this.visitedCount) : null;
     let minAccepted = nextUpFloat(results.size() >= k ? results.topScore() : -Infinity);
     let shouldExploreMinSim = true;
 
@@ -237,12 +247,76 @@ export class HnswGraphSearcher {
         if (s >= minAccepted) {
           const f = ords[i];
           candidates.add(f, s);
-          if ((accept === null || accept(f)) && results.insertWithOverflow(f, s)) {
-            minAccepted = nextUpFloat(results.size() >= k ? results.topScore() : -Infinity);
+          if (accept === null || accept(f)) {
+            const localUpdated = results.insertWithOverflow(f, s);
+            const full = results.size() >= k;
+            const local = full ? results.topScore() : -Infinity;
+            if (multi !== null) {
+              if (multi.collect(s, full, this.visitedCount) || localUpdated) minAccepted = nextUpFloat(multi.minCompetitive(local));
+            } else if (localUpdated) {
+              minAccepted = nextUpFloat(local);
+            }
           }
         }
       }
     }
+  }
+}
+
+/** Greediness of globally non-competitive search, and how often (in visited nodes) a segment syncs. */
+const GREEDINESS = 0.9;
+const SYNC_INTERVAL = 256;
+
+/**
+ * The per-segment side of Lucene's MultiLeafKnnCollector: the segment's k best so far are
+ * offered to the query's global queue every SYNC_INTERVAL visited nodes; once the segment has k
+ * results, its bar is max(local k-th, min(local top-(1-greediness)k-th, global k-th)).
+ */
+class MultiLeafState {
+  private nonCompetitive = new FloatHeap(1);
+  private updates = new FloatHeap(1);
+  private scratch = new Float32Array(1);
+  private global: GlobalSimilarityQueue | null = null;
+  private kCollected = false;
+  private cachedGlobalMin = -Infinity;
+  private nextSync = 0;
+
+  reset(k: number, global: GlobalSimilarityQueue, visited: number): this {
+    const greedy = Math.max(1, Math.round((1 - GREEDINESS) * k));
+    if (this.nonCompetitive.capacity !== greedy) this.nonCompetitive = new FloatHeap(greedy);
+    if (this.updates.capacity !== k) {
+      this.updates = new FloatHeap(k);
+      this.scratch = new Float32Array(k);
+    }
+    this.nonCompetitive.clear();
+    this.updates.clear();
+    this.global = global;
+    this.kCollected = false;
+    this.cachedGlobalMin = -Infinity;
+    this.nextSync = visited + SYNC_INTERVAL;
+    return this;
+  }
+
+  /** Records a collected score; true when the competitive bar may have moved. */
+  collect(score: number, localFull: boolean, visited: number): boolean {
+    const first = !this.kCollected && localFull;
+    if (first) this.kCollected = true;
+    this.updates.offer(score);
+    let changed = this.nonCompetitive.offer(score);
+    if (this.kCollected && (first || visited >= this.nextSync)) {
+      this.nextSync = visited + SYNC_INTERVAL;
+      const n = this.updates.drainAscending(this.scratch);
+      if (n > 0) {
+        this.cachedGlobalMin = this.global!.offer(this.scratch, n);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  minCompetitive(localMin: number): number {
+    if (!this.kCollected) return -Infinity;
+    return Math.max(localMin, Math.min(this.nonCompetitive.peek(), this.cachedGlobalMin));
   }
 }
 
