@@ -34,10 +34,8 @@ export function compileSpec(spec: ValuesSpec, fieldSimilarity: number, dims: num
       const docPtr = k.alloc(4 * dims);
       k.f32().set(spec.target, targetPtr >>> 2);
       const docBase = docPtr >>> 2;
-      const copy = (v: Float32Array, off: number) => {
-        const mem = k.f32();
-        for (let i = 0; i < dims; i++) mem[docBase + i] = v[off + i];
-      };
+      // A memcpy (set of a subarray view) is ~10x the element loop for a 4 KiB vector.
+      const copy = (v: Float32Array, off: number) => k.f32().set(v.subarray(off, off + dims), docBase);
       const evaluate: CompiledValues =
         sim === 0
           ? (v, off) => (copy(v, off), f(1 / f(1 + k.squareDistance(targetPtr, docPtr, dims))))
