@@ -96,7 +96,7 @@ class SearchableIndex implements VectorIndex {
       numCandidates: Math.max(candidates, options.numCandidates ?? DEFAULT_NUM_CANDIDATES),
     });
     const query = RescoreTopNQuery.createFullPrecisionRescorerQuery(knn, vector, field, k);
-    const outcome = await this.searcher.search(query, k, { readPath: options.readPath, signal: options.signal });
+    const outcome = await this.searcher.search(query, k, { readPath: options.readPath, prefetchPolicy: options.prefetchPolicy, signal: options.signal });
     const leaves = this.reader.leaves;
     const hits: SearchHit[] = outcome.topDocs.scoreDocs.map((sd) => {
       const leaf = leafOf(leaves, sd.doc);

@@ -3,6 +3,8 @@
  * layer depends on. Nothing here knows about segments, workers or files.
  */
 
+import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
+
 /**
  * How fp32 vectors are read for rescoring. All paths return identical results.
  * - `mmap`: plain page faults, one at a time (the stock baseline, queue depth 1);
@@ -22,6 +24,8 @@ export interface SearchOptions {
   readonly oversample?: number;
   /** Default: the index's configured read path. */
   readonly readPath?: ReadPath;
+  /** How prefetching paths decide whether to prefetch a vector (default: the index's, `adaptive`). */
+  readonly prefetchPolicy?: PrefetchPolicyName;
   /** Aborts the query (timeouts); the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal;
 }

@@ -9,7 +9,7 @@
  *
  *   npm run bench:rescore -- [--queries 200] [--cache-mib 256] [--only cold|warm]
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -73,18 +73,24 @@ const support = memoryCgroupSupport();
 let group: MemoryCgroup | null = null;
 let limitNote = 'no cgroup (eviction only)';
 
-// Warm first: it also measures how much anonymous memory (codes + graphs) the process holds.
+// Warm, side by side in one process (every query on every path, rotating order), and a probe of
+// the anonymous memory (codes + graphs) the process holds, for the cold runs' memory limit.
+const warmSideBySide: { k: number; label: string; sideBySide: { readPath: string; latencyMs: number[]; rescoreMs: number[] }[] }[] = [];
 if (values.only !== 'cold') {
-  for (const c of configs) {
-    for (const readPath of READ_PATHS) {
-      const r = await child(['--read-path', readPath, '--k', String(c.k), '--oversample', String(c.oversample), '--warmup'], null);
-      results.push({ mode: 'warm', r });
-      process.stderr.write(`warm ${readPath} k=${c.k}: p50 ${summarize(r.latencyMs).p50.toFixed(2)} ms\n`);
-    }
+  const comparisons = [
+    ...configs.map((c) => ({ ...c, label: 'read paths', paths: [...READ_PATHS] as string[] })),
+    { k: 100, oversample: 5, label: 'prefetch policies on mmap+parallel (mmap: no prefetch)', paths: ['mmap', ...PREFETCH_POLICIES.map((p) => `mmap+parallel@${p}`)] },
+  ];
+  for (const c of comparisons) {
+    const argv = [distPath('src', 'bench', 'rescoreRun.js'), '--n', String(ds.n), '--dim', String(ds.dim), '--queries', queries, '--read-paths', c.paths.join(','), '--k', String(c.k), '--oversample', String(c.oversample)];
+    const out = spawnSync(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    if (out.status !== 0) throw new Error(`warm side-by-side run exited ${out.status}`);
+    warmSideBySide.push({ ...JSON.parse(out.stdout.trim().split('\n').at(-1)!), label: c.label });
+    process.stderr.write(`warm k=${c.k}: done\n`);
   }
 }
 if (values.only !== 'warm') {
-  const probe = results.find((x) => x.mode === 'warm')?.r ?? (await child(['--read-path', 'mmap', '--k', '10', '--oversample', '1', '--queries', '1'], null));
+  const probe = await child(['--read-path', 'mmap', '--k', '10', '--oversample', '1', '--queries', '1'], null);
   const limit = Math.ceil(probe.rssAnonBytes + 256 * 2 ** 20 /* JS heaps, node itself */ + cacheMiB * 2 ** 20);
   if (support.ok) {
     group = MemoryCgroup.create(`prescore-bench-rescore-${process.pid}`, limit);
@@ -111,46 +117,44 @@ if (values.only !== 'warm') {
     group?.remove();
   }
 }
-if (values.only !== 'cold') {
-  for (const policy of PREFETCH_POLICIES) {
-    results.push({ mode: 'warm', r: await child(['--read-path', 'mmap+parallel', '--policy', policy, '--k', '100', '--oversample', '5', '--warmup'], null) });
-  }
-  // The no-prefetch reference for the policies' warm overhead.
-  results.push({ mode: 'warm', r: await child(['--read-path', 'mmap', '--k', '100', '--oversample', '5', '--warmup'], null) });
-}
-
 const lines: string[] = [`bench:rescore  ${ds.n.toLocaleString()} x ${ds.dim} cosine, ${vecFiles.length} segments, single stream, ${queries} queries, num_candidates 100`];
-for (const mode of ['cold', 'warm'] as const) {
-  for (const c of configs) {
-    const rows = results
-      .filter((x) => x.mode === mode && x.r.k === c.k && x.r.prefetchPolicy === 'adaptive')
-      .filter((x, i, all) => all.findIndex((y) => y.r.readPath === x.r.readPath) === i)
-      .map(({ r }) => {
-        const l = summarize(r.latencyMs);
-        const rs = summarize(r.rescoreMs);
-        return [r.readPath, l.p50, l.p99, rs.p50, rs.p99, r.diskReads / r.queries, r.diskReads ? r.diskBytes / r.diskReads / 1024 : 0, r.recall.toFixed(4), r.syscalls / r.queries] as (string | number)[];
-      });
-    if (rows.length === 0) continue;
-    lines.push('', `${mode}, k=${c.k}, oversample ${c.oversample} (${c.k * c.oversample} candidates)${mode === 'cold' ? `; ${limitNote}` : ''}`);
-    lines.push(table(['read path', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'disk reads/q', 'KiB/read', `recall@${c.k}`, 'syscalls/q'], rows));
-    const mmap = rows.find((r) => r[0] === 'mmap');
-    const best = [...rows].sort((a, b) => (a[2] as number) - (b[2] as number))[0];
-    if (mode === 'cold' && mmap) lines.push(`best p99 (${best[0]}) / mmap p99 = 1/${((mmap[2] as number) / (best[2] as number)).toFixed(1)}`);
-    if (mode === 'warm') {
-      const fastest = Math.min(...rows.map((r) => r[1] as number));
-      lines.push(`warm p50 vs fastest: ${rows.map((r) => `${r[0]} +${(((r[1] as number) / fastest - 1) * 100).toFixed(1)}%`).join(', ')}`);
-    }
+for (const c of configs) {
+  const rows = results
+    .filter((x) => x.mode === 'cold' && x.r.k === c.k && x.r.prefetchPolicy === 'adaptive')
+    .filter((x, i, all) => all.findIndex((y) => y.r.readPath === x.r.readPath) === i)
+    .map(({ r }) => {
+      const l = summarize(r.latencyMs);
+      const rs = summarize(r.rescoreMs);
+      return [r.readPath, l.p50, l.p99, rs.p50, rs.p99, r.diskReads / r.queries, r.diskReads ? r.diskBytes / r.diskReads / 1024 : 0, r.recall.toFixed(4), r.syscalls / r.queries] as (string | number)[];
+    });
+  if (rows.length === 0) continue;
+  lines.push('', `cold, k=${c.k}, oversample ${c.oversample} (${c.k * c.oversample} candidates); ${limitNote}`);
+  lines.push(table(['read path', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'disk reads/q', 'KiB/read', `recall@${c.k}`, 'syscalls/q'], rows));
+  const mmap = rows.find((r) => r[0] === 'mmap');
+  const best = [...rows].sort((a, b) => (a[2] as number) - (b[2] as number))[0];
+  if (mmap) {
+    const mmapRescore = mmap[4] as number;
+    const bestRescore = Math.min(...rows.map((r) => r[4] as number));
+    lines.push(`best p99 (${best[0]}) / mmap p99 = 1/${((mmap[2] as number) / (best[2] as number)).toFixed(1)}; rescore phase p99: best / mmap = 1/${(mmapRescore / bestRescore).toFixed(1)}`);
   }
+}
+for (const w of warmSideBySide) {
+  const rows = w.sideBySide.map((p) => {
+    const l = summarize(p.latencyMs);
+    const rs = summarize(p.rescoreMs);
+    return [p.readPath, l.p50, l.p99, rs.p50, rs.p99] as (string | number)[];
+  });
+  const fastest = Math.min(...rows.map((r) => r[1] as number));
+  lines.push('', `warm, k=${w.k}, oversample 5: ${w.label}, side by side in one process (each query on every path, rotating order)`);
+  lines.push(table(['read path', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99'], rows));
+  lines.push(`warm p50 vs fastest: ${rows.map((r) => `${r[0]} +${(((r[1] as number) / fastest - 1) * 100).toFixed(1)}%`).join(', ')}`);
 }
 const policyRows = PREFETCH_POLICIES.map((p) => {
   const cold = results.find((x) => x.mode === 'cold' && x.r.readPath === 'mmap+parallel' && x.r.prefetchPolicy === p && x.r.k === 100);
-  const warm = results.filter((x) => x.mode === 'warm' && x.r.readPath === 'mmap+parallel' && x.r.prefetchPolicy === p && x.r.k === 100).at(-1);
-  const ref = results.filter((x) => x.mode === 'warm' && x.r.readPath === 'mmap' && x.r.k === 100).at(-1);
   const c = cold ? summarize(cold.r.latencyMs) : undefined;
-  const w = warm ? summarize(warm.r.latencyMs) : undefined;
-  const wr = ref ? summarize(ref.r.latencyMs) : undefined;
-  return [p, c?.p50 ?? NaN, c?.p99 ?? NaN, cold ? cold.r.prefetched / cold.r.queries : NaN, w?.p50 ?? NaN, w && wr ? `${(((w.p50 / wr.p50) - 1) * 100).toFixed(1)}%` : '-', warm ? warm.r.syscalls / warm.r.queries : NaN];
+  const rs = cold ? summarize(cold.r.rescoreMs) : undefined;
+  return [p, c?.p50 ?? NaN, c?.p99 ?? NaN, rs?.p50 ?? NaN, rs?.p99 ?? NaN, cold ? cold.r.prefetched / cold.r.queries : NaN, cold ? cold.r.resident / cold.r.queries : NaN];
 });
-lines.push('', 'prefetch policies on mmap+parallel, k=100 oversample 5', table(['policy', 'cold p50', 'cold p99', 'cold prefetches/q', 'warm p50', 'warm vs mmap', 'warm syscalls/q'], policyRows));
+lines.push('', 'cold, prefetch policies on mmap+parallel, k=100 oversample 5', table(['policy', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'prefetched/q', 'found resident/q'], policyRows));
 process.stdout.write(`${lines.join('\n')}\n`);
-writeFileSync(`${ds.indexDir}.rescore.json`, JSON.stringify({ limitNote, results }, null, 2));
+writeFileSync(`${ds.indexDir}.rescore.json`, JSON.stringify({ limitNote, results, warmSideBySide }, null, 2));

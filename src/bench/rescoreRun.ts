@@ -16,6 +16,8 @@ const { values } = parseArgs({
     n: { type: 'string' },
     dim: { type: 'string' },
     'read-path': { type: 'string' },
+    /** Warm comparison: several read paths in one process, each query run on every path in turn. */
+    'read-paths': { type: 'string' },
     policy: { type: 'string' },
     queries: { type: 'string' },
     k: { type: 'string' },
@@ -50,6 +52,30 @@ const run = async () => {
   return out;
 };
 
+if (values['read-paths']) {
+  // Side by side: the same process, the same moment, every path per query in rotating order.
+  // Entries are `path` or `path@policy`.
+  const paths = values['read-paths'].split(',');
+  const latency = new Map(paths.map((p) => [p, [] as number[]]));
+  const rescore = new Map(paths.map((p) => [p, [] as number[]]));
+  for (let pass = 0; pass < 2; pass++) {
+    for (let i = 0; i < vectors.length; i++) {
+      for (let j = 0; j < paths.length; j++) {
+        const p = paths[(i + j) % paths.length];
+        const t0 = performance.now();
+        const [readPath, policy] = p.split('@') as [ReadPath, PrefetchPolicyName | undefined];
+        const r = await index.search(vectors[i], { k, oversample, numCandidates: 100, readPath, prefetchPolicy: policy });
+        if (pass === 1) {
+          latency.get(p)!.push(performance.now() - t0);
+          rescore.get(p)!.push(r.stats.timings.rescoreMs);
+        }
+      }
+    }
+  }
+  process.stdout.write(`${JSON.stringify({ k, oversample, queries: vectors.length, sideBySide: paths.map((p) => ({ readPath: p, latencyMs: latency.get(p), rescoreMs: rescore.get(p) })) })}\n`);
+  await index.close();
+  process.exit(0);
+}
 if (values.warmup) await run();
 const disk0 = diskStats();
 const io0 = readBytes();
