@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { openIndex } from './api/openIndex.js';
+import { basename } from 'node:path';
+import { describeReader } from './api/openIndex.js';
+import { DEFAULT_READ_PATH } from '../query/IndexSearcher.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 
 const INFO_USAGE = 'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes and page-cache residency.\n';
@@ -23,12 +25,13 @@ function indexArg(argv: string[], usage: string): string | number {
 export async function infoCommand(argv: string[]): Promise<number> {
   const dir = indexArg(argv, INFO_USAGE);
   if (typeof dir === 'number') return dir;
-  const index = await openIndex(dir);
   try {
-    process.stdout.write(`${JSON.stringify(await index.describe(), null, 2)}\n`);
+    const reader = DirectoryReader.open(dir);
+    process.stdout.write(`${JSON.stringify(describeReader(reader, basename(reader.dir), DEFAULT_READ_PATH), null, 2)}\n`);
     return 0;
-  } finally {
-    await index.close();
+  } catch (e) {
+    process.stderr.write(`prescore info: ${(e as Error).message}\n`);
+    return 1;
   }
 }
 

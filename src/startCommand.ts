@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Executor } from './executor/Executor.js';
 import { generateDataset, DATASET_FILES } from './gen/generateDataset.js';
 import { buildIndex } from '../segments/index/IndexBuilder.js';
@@ -18,18 +17,25 @@ HTTP API on 127.0.0.1:8080 and prints a ready-to-paste query. Later starts reuse
 Serve options (--port, --host, --read-path, ...) are passed to \`prescore serve\`.
 `;
 
-export const DEMO = { n: 100_000, dim: 384, queries: 100, segmentDocs: 50_000, seed: "42" } as const;
+export const DEMO = { n: 100_000, dim: 384, queries: 100, segmentDocs: 50_000, seed: '42' } as const;
 
 export async function startCommand(argv: string[]): Promise<number> {
-  const { values, tokens } = parseArgs({ args: argv, options: { data: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: false, tokens: true });
-  if (values.help) {
-    process.stdout.write(START_USAGE);
-    return 0;
+  // `--data DIR` is ours; everything else goes to `prescore serve` unchanged.
+  const passThrough: string[] = [];
+  let data: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-h' || a === '--help') {
+      process.stdout.write(START_USAGE);
+      return 0;
+    }
+    if (a === '--data') data = argv[++i];
+    else if (a.startsWith('--data=')) data = a.slice('--data='.length);
+    else passThrough.push(a);
   }
-  const dataDir = resolve(typeof values.data === 'string' ? values.data : join('data', 'demo'));
+  const dataDir = resolve(data ?? join('data', 'demo'));
   const indexDir = join(dataDir, 'index');
   const sourceDir = join(dataDir, 'source');
-  const passThrough = argv.filter((_, i) => !tokens?.some((t) => t.kind === 'option' && t.name === 'data' && (t.index === i || t.index + 1 === i && t.inlineValue === false)));
 
   if (!existsSync(indexDir) || listCommitGenerations(indexDir).length === 0) {
     process.stderr.write(`prescore start: no index under ${indexDir} yet; building the demo (${DEMO.n.toLocaleString()} x ${DEMO.dim}, cosine)\n`);

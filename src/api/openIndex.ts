@@ -106,35 +106,7 @@ class SearchableIndex implements VectorIndex {
   }
 
   async describe(): Promise<IndexDescription> {
-    const segments = this.reader.leaves.map((l) => ({
-      name: l.reader.name,
-      docBase: l.docBase,
-      docs: l.reader.maxDoc,
-      hasGraph: l.reader.handle.graph !== null,
-      bytes: l.reader.bytes,
-    }));
-    const bytes = { vectors: 0, codes: 0, graph: 0, total: 0 };
-    let resident = 0;
-    for (const s of this.reader.leaves) {
-      bytes.vectors += s.reader.bytes.vectors;
-      bytes.codes += s.reader.bytes.codes;
-      bytes.graph += s.reader.bytes.graph;
-      const v = s.reader.handle.vectors;
-      if (v.size > 0) resident += residentFraction(v.path) * s.reader.bytes.vectors;
-    }
-    bytes.total = bytes.vectors + bytes.codes + bytes.graph;
-    return {
-      name: this.name,
-      dir: this.reader.dir,
-      field: this.reader.field.name,
-      similarity: this.reader.field.similarity.userName,
-      dims: this.dims,
-      docs: this.reader.maxDoc,
-      segments,
-      bytes,
-      residentFraction: bytes.vectors > 0 ? resident / bytes.vectors : 0,
-      defaultReadPath: this.searcher.readPath,
-    };
+    return describeReader(this.reader, this.name, this.searcher.readPath);
   }
 
   async close(): Promise<void> {
@@ -145,4 +117,40 @@ class SearchableIndex implements VectorIndex {
     if (Executor.exists()) Executor.get().releaseIndex(this.reader.id);
     if (--openCount === 0) await Executor.shutdown();
   }
+}
+
+/**
+ * What `GET /v1/indexes` and `prescore info` report: field, dims, similarity, segments, bytes, and
+ * the fraction of fp32 vector pages in the page cache (mincore). Needs no executor.
+ */
+export function describeReader(reader: IndexReader, name: string, defaultReadPath: ReadPath): IndexDescription {
+  const segments = reader.leaves.map((l) => ({
+    name: l.reader.name,
+    docBase: l.docBase,
+    docs: l.reader.maxDoc,
+    hasGraph: l.reader.handle.graph !== null,
+    bytes: l.reader.bytes,
+  }));
+  const bytes = { vectors: 0, codes: 0, graph: 0, total: 0 };
+  let resident = 0;
+  for (const s of reader.leaves) {
+    bytes.vectors += s.reader.bytes.vectors;
+    bytes.codes += s.reader.bytes.codes;
+    bytes.graph += s.reader.bytes.graph;
+    const v = s.reader.handle.vectors;
+    if (v.size > 0) resident += residentFraction(v.path) * s.reader.bytes.vectors;
+  }
+  bytes.total = bytes.vectors + bytes.codes + bytes.graph;
+  return {
+    name,
+    dir: reader.dir,
+    field: reader.field.name,
+    similarity: reader.field.similarity.userName,
+    dims: reader.field.dims,
+    docs: reader.maxDoc,
+    segments,
+    bytes,
+    residentFraction: bytes.vectors > 0 ? resident / bytes.vectors : 0,
+    defaultReadPath,
+  };
 }
