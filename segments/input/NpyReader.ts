@@ -1,4 +1,4 @@
-import { describeNonFinite, firstNonFinite } from './finite.js';
+import { assertFiniteRows } from './finite.js';
 import { assertLittleEndianHost, openForRead, readAt } from './fileIo.js';
 import { InputError } from './InputError.js';
 import { npyPrefixLength, parseNpyHeader, type NpyHeader } from './Npy.js';
@@ -115,13 +115,7 @@ class NpySource implements VectorSource {
         const rows = Math.min(batchRows, count - firstRow);
         const vectors: Float32Array = await pending!;
         pending = firstRow + batchRows < count ? readAhead(firstRow + batchRows) : undefined;
-        const bad = firstNonFinite(vectors);
-        if (bad >= 0) {
-          throw new InputError(path, `value is ${describeNonFinite(vectors[bad])} (vectors must be finite)`, {
-            row: firstRow + Math.floor(bad / dims),
-            component: bad % dims,
-          });
-        }
+        assertFiniteRows(path, vectors, dims, firstRow);
         yield { firstRow, rows, vectors };
       }
     } finally {

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { describeNonFinite, firstNonFinite } from './finite.js';
+import { assertFiniteRows } from './finite.js';
 import { assertLittleEndianHost, openForRead, readAt } from './fileIo.js';
 import { InputError } from './InputError.js';
 import type { VectorBatch, VectorSource } from './VectorSource.js';
@@ -111,13 +111,7 @@ class XvecsSource implements VectorSource {
         }
         const vectors = new Float32Array(raw.buffer, raw.byteOffset, rows * dims);
         if (this.format === 'fvecs') {
-          const bad = firstNonFinite(vectors);
-          if (bad >= 0) {
-            throw new InputError(path, `value is ${describeNonFinite(vectors[bad])} (vectors must be finite)`, {
-              row: firstRow + Math.floor(bad / dims),
-              component: bad % dims,
-            });
-          }
+          assertFiniteRows(path, vectors, dims, firstRow);
         }
         yield { firstRow, rows, vectors };
       }

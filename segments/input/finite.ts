@@ -1,3 +1,5 @@
+import { InputError } from './InputError.js';
+
 /**
  * Finiteness checks for vector data. `x - x` is 0 for every finite float and NaN for NaN and
  * +-Infinity, so one subtraction and compare per element, no branches on the value itself and no
@@ -25,4 +27,14 @@ export function firstNonFinite(a: Float32Array | Float64Array, from = 0, to = a.
 /** Human description of a bad float value ("NaN", "Infinity", "-Infinity"). */
 export function describeNonFinite(x: number): string {
   return Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity';
+}
+
+/** Throws an InputError naming the file, row and component of the first non-finite value of a batch. */
+export function assertFiniteRows(path: string, vectors: Float32Array, dims: number, firstRow: number): void {
+  const bad = firstNonFinite(vectors);
+  if (bad < 0) return;
+  throw new InputError(path, `value is ${describeNonFinite(vectors[bad])} (vectors must be finite)`, {
+    row: firstRow + Math.floor(bad / dims),
+    component: bad % dims,
+  });
 }
