@@ -17,13 +17,8 @@ import { ByteArrayDataInput } from '../segments/store/DataInput.js';
 import { ByteArrayDataOutput } from '../segments/store/DataOutput.js';
 import { wholeFile } from '../segments/store/FileSlice.js';
 import { clusteredVectors } from '../src/bench/hnsw.js';
+import { LUCENE_FIXTURE_ZIPS, unzipLuceneFixture } from './support/luceneFixtures.js';
 
-/** Unzips a Lucene fixture index (../shared/fixtures/lucene) into a temp dir. */
-function unzipFixture(zipPath: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hnsw-fixture-'));
-  execFileSync('unzip', ['-q', zipPath, '-d', dir]);
-  return dir;
-}
 
 /**
  * Minimal Lucene90CompoundFormat reading, enough to pull sub-files out of a `.cfs`: the `.cfe`
@@ -195,10 +190,9 @@ describe('Lucene99HnswVectorsFormat writer/reader', () => {
 });
 
 describe('Lucene-written fixtures (9.12.3, 10.0.0)', () => {
-  const zips = ['index.9.12.3-cfs.zip', 'index.10.0.0-cfs.zip', 'int7_hnsw.9.12.3.zip'];
-  for (const zip of zips) {
+  for (const zip of LUCENE_FIXTURE_ZIPS) {
     it(`parses every .vem/.vex pair in ${zip} and matches our own build`, () => {
-      const dir = unzipFixture(join(__dirname, '../../shared/fixtures/lucene', zip));
+      const dir = unzipLuceneFixture(zip);
       try {
         let fieldsSeen = 0;
         for (const seg of compoundSegments(dir)) {

@@ -23,6 +23,8 @@ afterAll(async () => {
 });
 
 const query = (i: number) => [...t.queries.subarray(i * DIMS, (i + 1) * DIMS)];
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+const json = async (res: Response): Promise<any> => res.json();
 const post = (path: string, body: unknown) =>
   fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -32,14 +34,14 @@ describe('HTTP over a real index', () => {
       const expected = await index.search(query(i), { k: 10, oversample: 3, numCandidates: 100 });
       const native = await post('/v1/search', { vector: query(i), k: 10, oversample: 3, num_candidates: 100 });
       expect(native.status).toBe(200);
-      const nb = await native.json();
+      const nb = await json(native);
       expect(nb.hits).toEqual(expected.hits);
       expect(nb.stats).toMatchObject({ candidates: 30, deferred: true });
       const es = await post('/embeddings/_search', {
         knn: { field: 'vector', query_vector: query(i), k: 10, num_candidates: 100, rescore_vector: { oversample: 3 } },
       });
       expect(es.status).toBe(200);
-      const eb = await es.json();
+      const eb = await json(es);
       expect(eb.hits.hits.map((h: { _id: string }) => h._id)).toEqual(expected.hits.map((h) => h.id));
       expect(eb.hits.max_score).toBe(expected.hits[0].score);
       expect(eb.hits.hits[0]._index).toBe('embeddings');
@@ -64,12 +66,12 @@ describe('HTTP over a real index', () => {
     for (const [body, path] of cases) {
       const res = await post('/v1/search', body);
       expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400);
-      const err = (await res.json()).error;
+      const err = (await json(res)).error;
       expect(err.path).toBe(path);
     }
     const es = await post('/embeddings/_search', { knn: { field: 'vector', query_vector: [1, 2, 3], k: 5, num_candidates: 10 } });
     expect(es.status).toBe(400);
-    expect((await es.json()).error.path).toBe('knn.query_vector');
+    expect((await json(es)).error.path).toBe('knn.query_vector');
   });
 
   it('sheds a burst beyond inflight + queue with 429 and Retry-After, no 5xx, and every accepted request is correct', async () => {
@@ -86,7 +88,7 @@ describe('HTTP over a real index', () => {
         expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
         await r.body?.cancel();
       } else {
-        expect((await r.json()).hits).toEqual(expected.hits);
+        expect((await json(r)).hits).toEqual(expected.hits);
       }
     }
   });
@@ -99,7 +101,7 @@ describe('HTTP over a real index', () => {
   });
 
   it('describes the index: segments, dims, similarity, bytes and page-cache residency', async () => {
-    const body = await (await fetch(server.url + '/v1/indexes')).json();
+    const body = await json(await fetch(server.url + '/v1/indexes'));
     const d = body.indexes[0];
     expect(d).toMatchObject({ name: 'embeddings', dims: DIMS, docs: 3000, similarity: 'cosine' });
     expect(d.segments).toHaveLength(2);

@@ -182,7 +182,7 @@ function randomSegment(dims: number, n: number, seed: number): Segment {
   const recordSize = codeBytes + 16;
   const records = new Uint8Array(n * recordSize);
   for (let i = 0; i < n; i++) {
-    const bits = Array.from({ length: dims }, () => (r() < 0.5 ? 1 : 0));
+    const bits = Array.from({ length: dims }, (): number => (r() < 0.5 ? 1 : 0));
     writeRecord(records, i * recordSize, {
       code: packBits(bits, codeBytes),
       lower: Math.fround(-sigma * (0.7 + 0.1 * r())),

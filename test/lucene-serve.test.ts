@@ -25,11 +25,11 @@ import { defaultSidecarDir } from '../segments/lucene/LuceneSidecar.js';
 import { docToOrd, ordToDoc } from '../segments/index/SegmentHandle.js';
 import { readSliceBytes } from '../segments/store/FileSlice.js';
 import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { LUCENE_FIXTURE_ZIPS, luceneFixturesDir, type LuceneFixtureZip } from './support/luceneFixtures.js';
 
-const FIXTURES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../shared/fixtures/lucene');
-const ZIPS = ['index.9.12.3-cfs.zip', 'index.10.0.0-cfs.zip', 'int7_hnsw.9.12.3.zip'] as const;
-type Zip = (typeof ZIPS)[number];
-const haveFixtures = ZIPS.every((z) => existsSync(join(FIXTURES, z)));
+const FIXTURES = luceneFixturesDir();
+const ZIPS = LUCENE_FIXTURE_ZIPS;
+type Zip = LuceneFixtureZip;
 
 /** What each fixture holds (fixtures README + lucene.test.ts). */
 const FACTS: Record<Zip, { maxDocs: number[]; deleted: number[]; noVector: number[]; fieldNumber: number; format: string; vectorDataOffset: number }> = {
@@ -67,7 +67,6 @@ let scratch = 0;
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'prescore-lucene-serve-'));
-  if (!haveFixtures) return;
   for (const z of ZIPS) {
     const d = join(root, 'fixtures', z.replace(/\.zip$/, ''));
     mkdirSync(d, { recursive: true });
@@ -235,7 +234,7 @@ function writeFlatField(d: string, seg: string, localDocs: number[], mode: 'spar
   writeFileSync(join(d, `${seg}_${suffix}.vec`), vec.toBytes());
 }
 
-describe.skipIf(!haveFixtures)('Lucene indexes served by prescore', () => {
+describe('Lucene indexes served by prescore', () => {
   for (const zip of ZIPS) {
     const facts = FACTS[zip];
     const maxDoc = facts.maxDocs.reduce((a, b) => a + b, 0);

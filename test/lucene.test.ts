@@ -23,10 +23,10 @@ import {
 import { LuceneIndex, vectorFormatFileName } from '../segments/lucene/LuceneIndex.js';
 import { codecTraits } from '../segments/lucene/LuceneFormat.js';
 import { parseSegmentInfo } from '../segments/lucene/SegmentInfo.js';
+import { LUCENE_FIXTURE_ZIPS, luceneFixturesDir } from './support/luceneFixtures.js';
 
-const FIXTURES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../shared/fixtures/lucene');
-const ZIPS = ['index.9.12.3-cfs.zip', 'index.10.0.0-cfs.zip', 'int7_hnsw.9.12.3.zip'] as const;
-const haveFixtures = ZIPS.every((z) => existsSync(join(FIXTURES, z)));
+const FIXTURES = luceneFixturesDir();
+const ZIPS = LUCENE_FIXTURE_ZIPS;
 
 let root = '';
 const dirs: Record<string, string> = {};
@@ -34,7 +34,6 @@ let scratch = 0;
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'prescore-lucene-'));
-  if (!haveFixtures) return;
   for (const z of ZIPS) {
     const d = join(root, z.replace(/\.zip$/, ''));
     execFileSync('unzip', ['-q', '-o', join(FIXTURES, z), '-d', d]);
@@ -127,7 +126,7 @@ describe('IndexFileNames', () => {
   });
 });
 
-describe.skipIf(!haveFixtures)('LuceneIndex on the real fixtures', () => {
+describe('LuceneIndex on the real fixtures', () => {
   const expectations = {
     'index.9.12.3-cfs.zip': { gen: 'segments_3', codec: 'Lucene912', version: '9.12.3', fnmFormat: 1, maxDocs: [10, 10, 10, 5, 1], field: 33, format: 'Lucene99HnswVectorsFormat' },
     'index.10.0.0-cfs.zip': { gen: 'segments_3', codec: 'Lucene100', version: '10.0.0', fnmFormat: 2, maxDocs: [10, 10, 10, 5, 1], field: 33, format: 'Lucene99HnswVectorsFormat' },

@@ -37,7 +37,7 @@ describe('multi-segment search with a shared queue (Lucene MultiLeafKnnCollector
   it('visits fewer nodes in a segment that cannot compete, and still returns its best hits', () => {
     const dim = 16;
     const make = (seed: number, n: number) => {
-      const vectors = clusteredVectors(n, dim, seed);
+      const vectors = clusteredVectors(n, dim, 20, seed);
       const supplier = new Fp32ScorerSupplier(vectors, dim, VectorSimilarityFunction.EUCLIDEAN);
       return { vectors, supplier, graph: new HnswGraphBuilder(supplier, { seed }).build() };
     };
