@@ -40,11 +40,16 @@ export async function buildSegment(args: SegmentBuildArgs): Promise<SegmentBuild
   const byteSize = args.dims * 4;
   const mapped = args.count > 0 ? MappedFile.open(args.vecPath, args.vecOffset, args.count * byteSize, { advice: 'sequential' }) : null;
   try {
-    const floats = mapped ? mapped.floats() : new Float32Array(0);
+    // Chunked views: a segment's vectors may exceed the 4 GiB a single view can cover.
     const source: FloatVectorSource = {
       size: args.count,
       dims: args.dims,
-      vector: (ord) => floats.subarray(ord * args.dims, (ord + 1) * args.dims),
+      vector: (ord) => {
+        const rel = ord * byteSize;
+        const c = mapped!.chunkIndex(rel);
+        const first = (rel - mapped!.chunkStart(c)) >>> 2;
+        return mapped!.chunkFloats(c).subarray(first, first + args.dims);
+      },
     };
     const t0 = performance.now();
     let reported = 0;
