@@ -87,10 +87,6 @@ export class ByteArrayDataInput {
     return toSafe(this.view.getBigInt64(this.need(8), false), this.resource);
   }
 
-  readBELongBig(): bigint {
-    return this.view.getBigInt64(this.need(8), false);
-  }
-
   readVInt(): number {
     let b = this.readByte();
     let v = b & 0x7f;

@@ -66,11 +66,6 @@ export class Executor {
     ) as Promise<TaskResult<N>>;
   }
 
-  /** Runs one task per element and returns results in input order (like TaskExecutor.invokeAll). */
-  invokeAll<N extends TaskName>(name: N, argsList: readonly TaskArgs<N>[], options: RunOptions = {}): Promise<TaskResult<N>[]> {
-    return Promise.all(argsList.map((a) => this.run(name, a, options)));
-  }
-
   /** Tells every worker to free what it holds of index `indexId` (applied before its next task). */
   releaseIndex(indexId: number): void {
     publishRelease(this.releaseBoard, indexId);
