@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { packAsBinary, transposeHalfByte, binaryCodeBytes, discretize } from '../segments/quantization/BitPacking.js';
-import { OptimizedScalarQuantizer } from '../segments/quantization/OptimizedScalarQuantizer.js';
+import { OptimizedScalarQuantizer, roundSmall } from '../segments/quantization/OptimizedScalarQuantizer.js';
 import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
 import { binaryRecordBytes } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
 import { mulberry32 } from '../src/gen/Rng.js';
@@ -62,6 +62,31 @@ describe('OptimizedScalarQuantizer', () => {
     expect(r.lowerInterval).toBe(0);
     expect(r.upperInterval).toBe(0);
     expect(r.additionalCorrection).toBe(0);
+  });
+
+  it('rounds like Java on a zero-width interval: NaN grid positions become code 0, never NaN', () => {
+    // One dimension: the interval collapses to the centred value and (x - a) / step is 0 / 0.
+    // Java's Math.round(NaN) is 0, so Lucene writes code 0, sum 0 and the collapsed interval.
+    const centroidOne = new Float32Array([0.25]);
+    const codes = new Uint8Array(1).fill(9);
+    const r = new OptimizedScalarQuantizer(VectorSimilarityFunction.EUCLIDEAN).scalarQuantize(new Float32Array([1]), codes, 4, centroidOne);
+    expect(r.lowerInterval).toBe(0.75);
+    expect(r.upperInterval).toBe(0.75);
+    expect(r.quantizedComponentSum).toBe(0);
+    expect(codes[0]).toBe(0);
+  });
+
+  it('roundSmall is Math.round (half up) on the grid range, including just below one half, and maps NaN to 0', () => {
+    expect(roundSmall(0.49999999999999994)).toBe(0);
+    expect(roundSmall(0.5)).toBe(1);
+    expect(roundSmall(14.5)).toBe(15);
+    expect(roundSmall(Number.NaN)).toBe(0);
+    for (let i = 0; i < 20_000; i++) {
+      const x = rng() * 300;
+      expect(roundSmall(x)).toBe(Math.round(x));
+      const half = Math.floor(x) + 0.5;
+      for (const y of [half, half - 2 ** -44, half + 2 ** -44]) expect(roundSmall(y)).toBe(Math.round(y));
+    }
   });
 
   it('reduces reconstruction error compared with the initial ±g·σ interval (the optimisation helps)', () => {

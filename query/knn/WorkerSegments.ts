@@ -4,6 +4,7 @@ import { onIndexReleased } from '../../src/executor/releaseBoard.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { HnswVectorsReader } from '../../segments/hnsw/HnswVectorsReader.js';
+import { ResidentGraphSearcher } from '../../segments/hnsw/ResidentGraphSearcher.js';
 import type { OnHeapHnswGraph } from '../../segments/hnsw/OnHeapHnswGraph.js';
 import type { Kernels } from '../../segments/kernels/Kernels.js';
 import { BinaryQuantizedScorer } from '../../segments/quantized/BinaryQuantizedScorer.js';
@@ -16,10 +17,25 @@ export interface LoadedSegment {
   readonly kernels: Kernels;
   readonly recordsPtr: number;
   readonly planesPtr: number;
+  /** Upper levels on the heap; level 0 lives in kernel memory (see level0()). */
   readonly graph: OnHeapHnswGraph | null;
   readonly quantizer: QueryQuantizer;
   readonly scorer: BinaryQuantizedScorer | null;
+  /** The search: upper levels in JS, level 0 in wasm. */
+  readonly resident: ResidentGraphSearcher | null;
+  /** The all-JS searcher, for searches the wasm kernel does not do (a shared multi-segment queue). */
   readonly searcher: HnswGraphSearcher | null;
+}
+
+/**
+ * `graph` with its level-0 lists pointing at the copy in kernel memory, for the JS searcher.
+ * The view is valid until the kernels' memory next grows, so take it right before a synchronous
+ * search and do not keep it (a search allocates nothing: its scorer's scratch already covers any
+ * neighbour list).
+ */
+export function level0(seg: LoadedSegment): OnHeapHnswGraph {
+  seg.graph!.store(0).adj = seg.resident!.level0View();
+  return seg.graph!;
 }
 
 const loaded = new Map<string, Promise<LoadedSegment>>();
@@ -44,7 +60,7 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
   const q = handle.quantized;
   const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims);
   if (!q || q.count === 0) {
-    return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, graph: null, quantizer, scorer: null, searcher: null };
+    return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, graph: null, quantizer, scorer: null, resident: null, searcher: null };
   }
   const bytes = q.count * q.recordBytes;
   const recordsPtr = k.alloc(bytes);
@@ -56,11 +72,14 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
       const g = handle.graph;
       graph = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber);
     }
-    const scorer = new BinaryQuantizedScorer(
-      { kernels: k, recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes },
-      { planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP },
-    );
-    return { handle, kernels: k, recordsPtr, planesPtr, graph, quantizer, scorer, searcher: graph ? new HnswGraphSearcher(q.count) : null };
+    const records = { kernels: k, recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes };
+    const scorer = new BinaryQuantizedScorer(records, {
+      planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+    });
+    const resident = graph ? ResidentGraphSearcher.load(k, records, graph, handle.liveOrds) : null;
+    // Level 0 (most of a graph's memory) is now in kernel memory; the heap copy goes.
+    if (graph) graph.store(0).adj = new Int32Array(0);
+    return { handle, kernels: k, recordsPtr, planesPtr, graph, quantizer, scorer, resident, searcher: graph ? new HnswGraphSearcher(q.count) : null };
   } catch (e) {
     k.free(recordsPtr);
     k.free(planesPtr);
@@ -74,6 +93,7 @@ onIndexReleased((indexId) => {
     void p.then((s) => {
       if (s.handle.indexId !== indexId) return;
       loaded.delete(key);
+      s.resident?.release();
       if (s.scorer) {
         s.scorer.release();
         s.kernels.free(s.recordsPtr);

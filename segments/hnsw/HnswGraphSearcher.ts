@@ -104,6 +104,16 @@ export class HnswGraphSearcher {
     return { ords, scores, visited: this.visitedCount, earlyTerminated: this.visitedCount >= this.visitLimit };
   }
 
+  /**
+   * The greedy descent alone (levels numLevels-1 .. 1): the level-0 entry point, or -1 when the
+   * graph is empty or the visit limit was reached; visitedSoFar counts the vectors it scored.
+   * For searchers that run level 0 elsewhere (ResidentGraphSearcher).
+   */
+  descend(scorer: RandomVectorScorer, graph: OnHeapHnswGraph, visitedLimit = Infinity): number {
+    this.resetCounters(visitedLimit);
+    return graph.size() === 0 ? -1 : this.findBestEntryPoint(scorer, graph);
+  }
+
   private newGeneration(size: number): void {
     if (this.visited.length < size) {
       this.visited = new Int32Array(Math.max(size, Math.ceil(this.visited.length * 1.5)));

@@ -23,6 +23,7 @@ interface KernelExports {
     records: number, recordSize: number, ords: number, start: number, n: number, out: number,
     ay: number, uy: number, y1: number, corrY: number, dims: number, sim: number, centroidDP: number,
   ): void;
+  hnswSearchL0(ctx: number): number;
   dot(a: number, b: number, dim: number): number;
   squareDistance(a: number, b: number, dim: number): number;
   cosine(a: number, b: number, dim: number): number;
@@ -227,6 +228,15 @@ export class Kernels {
       recordsPtr, recordSize, ordsPtr, startOrd, n, outPtr,
       q.lower, q.upper, q.componentSum, q.additionalCorrection, q.dims, q.similarity, q.centroidDP,
     );
+  }
+
+  /**
+   * Level-0 HNSW beam search in wasm over a context block laid out as documented at
+   * kernels.wat's hnswSearchL0 (see ResidentGraphSearcher, its only caller). Returns the number
+   * of results written.
+   */
+  hnswSearchL0(ctxPtr: number): number {
+    return this.x.hnswSearchL0(ctxPtr);
   }
 
   // ---- fp32 -----------------------------------------------------------------------------

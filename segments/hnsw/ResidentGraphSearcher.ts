@@ -1,0 +1,178 @@
+import type { Kernels } from '../kernels/Kernels.js';
+import type { BinaryQuantizedScorer, ResidentRecords } from '../quantized/BinaryQuantizedScorer.js';
+import { HnswGraphSearcher, type KnnSearchResult } from './HnswGraphSearcher.js';
+import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
+
+/** Byte offsets of the search context block (kernels.wat, hnswSearchL0). */
+const CTX = {
+  planes: 0, codeBytes: 4, pad: 8, records: 12, recordSize: 16, ay: 20, uy: 24, y1: 28, corrY: 32,
+  dims: 36, similarity: 40, centroidDP: 44, adj: 48, stride: 52, visited: 56, gen: 60, live: 64,
+  candidates: 68, results: 72, k: 76, nbrOrds: 80, nbrScores: 84, entry: 88, visitedCount: 92,
+  visitLimit: 96, outOrds: 100, outScores: 104, bytes: 112,
+} as const;
+
+const MAX_VISIT_LIMIT = 0x7fffffff;
+
+/**
+ * HNSW search of one segment whose 1-bit records and level-0 neighbour lists live in a kernels
+ * instance's memory. The greedy descent through the upper levels (a few dozen scores) runs in JS;
+ * the level-0 beam search, where nearly all the time goes, runs in wasm (kernels.wat,
+ * hnswSearchL0): no JS heap operations or per-neighbour calls across the boundary, one kernel call
+ * per search. Results (ords, scores, visited count) are identical to HnswGraphSearcher's, which
+ * the tests check on every similarity.
+ *
+ * Owns its kernel memory (level-0 lists, visited stamps, queues); release() frees it. Not
+ * thread-safe: one per segment per worker.
+ */
+export class ResidentGraphSearcher {
+  private readonly upper: HnswGraphSearcher;
+  private gen = 0;
+  private k = 0;
+  private resultsPtr = 0;
+  private outOrdsPtr = 0;
+  private outScoresPtr = 0;
+  private released = false;
+
+  private constructor(
+    private readonly kernels: Kernels,
+    readonly graph: OnHeapHnswGraph,
+    private readonly ptrs: { ctx: number; adj: number; visited: number; candidates: number; nbrOrds: number; nbrScores: number; pad: number; live: number },
+    private readonly size: number,
+  ) {
+    this.upper = new HnswGraphSearcher(size);
+  }
+
+  /**
+   * Copies level 0 of `graph` (and the live-ords bitset, if any) into the kernels' memory next to
+   * the records. `graph` is kept for the upper levels.
+   */
+  static load(kernels: Kernels, records: ResidentRecords, graph: OnHeapHnswGraph, liveOrds: Uint32Array | null): ResidentGraphSearcher {
+    const size = graph.size();
+    if (size > records.count) throw new RangeError(`graph has ${size} nodes but only ${records.count} records`);
+    const level0 = graph.store(0);
+    const stride = level0.stride;
+    const owned: number[] = [];
+    const alloc = (bytes: number, align = 16): number => {
+      const p = kernels.alloc(Math.max(bytes, 8), align);
+      owned.push(p);
+      return p;
+    };
+    try {
+      const ptrs = {
+        ctx: alloc(CTX.bytes),
+        adj: alloc(4 * size * stride),
+        visited: alloc(4 * size),
+        candidates: alloc(8 * size, 8),
+        nbrOrds: alloc(4 * stride),
+        nbrScores: alloc(4 * stride),
+        pad: alloc(4 * ((records.codeBytes + 15) & ~15)),
+        live: liveOrds ? alloc(4 * liveOrds.length) : 0,
+      };
+      const i32 = kernels.i32();
+      i32.set(level0.adj.subarray(0, size * stride), ptrs.adj >>> 2);
+      i32.fill(0, ptrs.visited >>> 2, (ptrs.visited >>> 2) + size);
+      if (liveOrds) new Uint32Array(i32.buffer).set(liveOrds, ptrs.live >>> 2);
+      const c = ptrs.ctx >>> 2;
+      i32[c + CTX.records / 4] = records.recordsPtr;
+      i32[c + CTX.recordSize / 4] = records.recordBytes;
+      i32[c + CTX.codeBytes / 4] = records.codeBytes;
+      i32[c + CTX.pad / 4] = ptrs.pad;
+      i32[c + CTX.adj / 4] = ptrs.adj;
+      i32[c + CTX.stride / 4] = stride;
+      i32[c + CTX.visited / 4] = ptrs.visited;
+      i32[c + CTX.live / 4] = ptrs.live;
+      i32[c + CTX.candidates / 4] = ptrs.candidates;
+      i32[c + CTX.nbrOrds / 4] = ptrs.nbrOrds;
+      i32[c + CTX.nbrScores / 4] = ptrs.nbrScores;
+      return new ResidentGraphSearcher(kernels, graph, ptrs, size);
+    } catch (e) {
+      for (const p of owned) kernels.free(p);
+      throw e;
+    }
+  }
+
+  /**
+   * Approximate top-k for the query currently set on `scorer` (which must score this searcher's
+   * records): the same contract as HnswGraphSearcher.search with acceptOrds = the live ords given
+   * at load.
+   */
+  search(scorer: BinaryQuantizedScorer, k: number, ef = k, visitedLimit = Infinity): KnnSearchResult {
+    if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
+    if (k <= 0 || this.size === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
+    const limit = Math.min(visitedLimit, MAX_VISIT_LIMIT);
+    const ep = this.upper.descend(scorer, this.graph, limit);
+    let visited = this.upper.visitedSoFar;
+    const queueSize = Math.max(k, ef);
+    let count = 0;
+    if (ep !== -1) {
+      this.ensureQueue(queueSize);
+      const kn = this.kernels;
+      if (this.gen === MAX_VISIT_LIMIT) {
+        kn.i32().fill(0, this.ptrs.visited >>> 2, (this.ptrs.visited >>> 2) + this.size);
+        this.gen = 0;
+      }
+      this.gen++;
+      const q = scorer.query;
+      const i32 = kn.i32();
+      const f32 = kn.f32();
+      const c = this.ptrs.ctx >>> 2;
+      i32[c + CTX.planes / 4] = q.planesPtr;
+      f32[c + CTX.ay / 4] = q.lower;
+      f32[c + CTX.uy / 4] = q.upper;
+      i32[c + CTX.y1 / 4] = q.componentSum;
+      f32[c + CTX.corrY / 4] = q.additionalCorrection;
+      i32[c + CTX.dims / 4] = q.dims;
+      i32[c + CTX.similarity / 4] = q.similarity;
+      f32[c + CTX.centroidDP / 4] = q.centroidDP;
+      i32[c + CTX.gen / 4] = this.gen;
+      i32[c + CTX.results / 4] = this.resultsPtr;
+      i32[c + CTX.k / 4] = queueSize;
+      i32[c + CTX.entry / 4] = ep;
+      i32[c + CTX.visitedCount / 4] = visited;
+      i32[c + CTX.visitLimit / 4] = limit;
+      i32[c + CTX.outOrds / 4] = this.outOrdsPtr;
+      i32[c + CTX.outScores / 4] = this.outScoresPtr;
+      count = kn.hnswSearchL0(this.ptrs.ctx);
+      visited = kn.i32()[c + CTX.visitedCount / 4];
+    }
+    const take = Math.min(k, count);
+    const ords = new Int32Array(take);
+    const scores = new Float32Array(take);
+    if (take > 0) {
+      ords.set(this.kernels.i32().subarray(this.outOrdsPtr >>> 2, (this.outOrdsPtr >>> 2) + take));
+      scores.set(this.kernels.f32().subarray(this.outScoresPtr >>> 2, (this.outScoresPtr >>> 2) + take));
+    }
+    return { ords, scores, visited, earlyTerminated: visited >= visitedLimit };
+  }
+
+  /** Level 0's lists as an Int32Array view of kernel memory (stride ints per node); invalid once the memory grows. */
+  level0View(): Int32Array {
+    const base = this.ptrs.adj >>> 2;
+    return this.kernels.i32().subarray(base, base + this.size * this.graph.store(0).stride);
+  }
+
+  private ensureQueue(k: number): void {
+    if (k <= this.k) return;
+    this.freeQueue();
+    this.resultsPtr = this.kernels.alloc(8 * k, 8);
+    this.outOrdsPtr = this.kernels.alloc(4 * k);
+    this.outScoresPtr = this.kernels.alloc(4 * k);
+    this.k = k;
+  }
+
+  private freeQueue(): void {
+    if (this.k === 0) return;
+    this.kernels.free(this.resultsPtr);
+    this.kernels.free(this.outOrdsPtr);
+    this.kernels.free(this.outScoresPtr);
+    this.k = 0;
+  }
+
+  /** Frees this searcher's kernel memory (not the records). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.freeQueue();
+    for (const p of Object.values(this.ptrs)) if (p !== 0) this.kernels.free(p);
+  }
+}
