@@ -16,6 +16,12 @@ export interface KnnOptions {
    * 3.1 -> 2.7 ms).
    */
   readonly multiLeaf?: boolean;
+  /**
+   * Where a graph's level-0 search runs: 'wasm' (default; ResidentGraphSearcher) or 'js'
+   * (HnswGraphSearcher). Results are identical; 'js' exists for verification and for bench:knn's
+   * side-by-side timing.
+   */
+  readonly graphSearch?: 'wasm' | 'js';
 }
 
 /**
@@ -54,7 +60,7 @@ export class KnnFloatVectorQuery extends Query {
       searcher.slices.map((slice) =>
         searcher.executor.run(
           'knn.slice',
-          { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef, global },
+          { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef, global, js: this.options.graphSearch === 'js' },
         ),
       ),
     );

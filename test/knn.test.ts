@@ -4,6 +4,7 @@ import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { readFileSync } from 'node:fs';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
 import { JsKernels } from '../segments/kernels/JsKernels.js';
+import { Kernels } from '../segments/kernels/Kernels.js';
 import { IndexSearcher } from '../query/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
 import { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
@@ -14,8 +15,11 @@ import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 
 let flat: TestIndex;
 let graph: TestIndex;
+/** The brute force quantizes queries exactly as the first phase does (kernel-backed QueryQuantizer). */
+let kernels: Kernels;
 
 beforeAll(async () => {
+  kernels = await Kernels.load();
   // Same vectors twice: once scanned exhaustively, once with an HNSW graph per segment.
   [flat, graph] = await Promise.all([
     buildTestIndex({ n: 3000, dims: 96, segmentDocs: 1000, flatThreshold: 1_000_000 }),
@@ -37,7 +41,9 @@ function bruteForceFromHandles(dir: string, query: Float32Array, k: number): { d
     const q = leaf.reader.handle.quantized!;
     const records = new Uint8Array(readFileSync(q.path).subarray(q.offset, q.offset + q.count * q.recordBytes));
     const planes = new Uint8Array(4 * q.codeBytes);
-    const qq = new QueryQuantizer(reader.field.similarity, reader.field.dims).quantize(query, q.centroid, planes);
+    const quantizer = new QueryQuantizer(reader.field.similarity, reader.field.dims, kernels);
+    const qq = quantizer.quantize(query, q.centroid, planes);
+    quantizer.release();
     const scores = new Float32Array(q.count);
     JsKernels.scoreOsqRange(
       { ...qq, planes, dims: reader.field.dims, similarity: reader.field.similarity.ordinal, centroidDP: q.centroidDP } as never,
@@ -53,10 +59,10 @@ function bruteForceFromHandles(dir: string, query: Float32Array, k: number): { d
   return hits.sort((a, b) => floatCompare(b.score, a.score) || a.doc - b.doc).slice(0, k);
 }
 
-async function knn(index: TestIndex, query: Float32Array, k: number, numCandidates = k): Promise<DocAndScoreQuery> {
+async function knn(index: TestIndex, query: Float32Array, k: number, numCandidates = k, graphSearch?: 'js' | 'wasm'): Promise<DocAndScoreQuery> {
   const searcher = new IndexSearcher(DirectoryReader.open(index.dir));
   const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap') };
-  return new KnnFloatVectorQuery('vector', query, k, { numCandidates }).rewrite(searcher, ctx);
+  return new KnnFloatVectorQuery('vector', query, k, { numCandidates, graphSearch }).rewrite(searcher, ctx);
 }
 
 function ranked(q: DocAndScoreQuery): { doc: number; score: number }[] {
@@ -87,6 +93,23 @@ describe('first phase: 1-bit kNN over every segment', () => {
       for (const h of got) expect(h.score).toBe(all.get(h.doc));
     }
     expect(found / total).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('graph segments: the wasm level-0 search returns exactly the JS searcher\'s hits and visit counts', async () => {
+    for (let qi = 0; qi < 20; qi++) {
+      const query = graph.queries.subarray(qi * 96, (qi + 1) * 96);
+      for (const [k, ef] of [[10, 100], [50, 50], [5, 7]]) {
+        const stats = [new QueryStatsCollector('mmap'), new QueryStatsCollector('mmap')];
+        const searcher = new IndexSearcher(DirectoryReader.open(graph.dir));
+        const [js, wasm] = await Promise.all(
+          (['js', 'wasm'] as const).map((graphSearch, i) =>
+            new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, graphSearch }).rewrite(searcher, { readPath: 'mmap', prefetchPolicy: 'adaptive', stats: stats[i] }),
+          ),
+        );
+        expect(ranked(wasm)).toEqual(ranked(js));
+        expect(stats[1].visited).toBe(stats[0].visited);
+      }
+    }
   });
 
   it('rejects a query of the wrong dimension or field', async () => {

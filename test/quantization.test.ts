@@ -4,6 +4,8 @@ import { OptimizedScalarQuantizer, roundSmall } from '../segments/quantization/O
 import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
 import { binaryRecordBytes } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
 import { mulberry32 } from '../src/gen/Rng.js';
+import { Kernels } from '../segments/kernels/Kernels.js';
+import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
 
 describe('SINGLE_BIT_QUERY_NIBBLE layout (lucene-compat.md §7)', () => {
   it('packs doc bits [1,0,1,1,0,0,1,0] to 0xB2 (first dimension in the MSB)', () => {
@@ -107,6 +109,42 @@ describe('OptimizedScalarQuantizer', () => {
   });
 });
 
+describe('QueryQuantizer with kernels (the first phase: loss-and-grid pass in wasm SIMD)', () => {
+  it('a grid point (float)(k / last) equals (float)(k * (1 / last)) for every index of every bit count', () => {
+    // The wasm pass multiplies by the reciprocal instead of dividing; exact on this finite domain.
+    for (let bits = 1; bits <= 8; bits++) {
+      const last = (1 << bits) - 1;
+      for (let k = 0; k <= last + 1; k++) expect(Math.fround(k * (1 / last))).toBe(Math.fround(k / last));
+    }
+  });
+
+  it('matches the scalar quantizer: same codes and corrections, intervals within float rounding', async () => {
+    const kernels = await Kernels.load();
+    const rng = mulberry32(11);
+    let identical = 0;
+    const trials = 300;
+    for (let t = 0; t < trials; t++) {
+      const dims = [7, 64, 100, 385, 1024][t % 5];
+      const sim = [VectorSimilarityFunction.COSINE, VectorSimilarityFunction.EUCLIDEAN, VectorSimilarityFunction.DOT_PRODUCT][t % 3];
+      const centroid = Float32Array.from({ length: dims }, () => (rng() - 0.5) * 0.2);
+      const query = Float32Array.from({ length: dims }, () => gaussian(rng) * (t % 2 ? 1 : 0.01));
+      const codeBytes = Math.ceil(dims / 8);
+      const pa = new Uint8Array(4 * codeBytes);
+      const pb = new Uint8Array(4 * codeBytes);
+      const simd = new QueryQuantizer(sim, dims, kernels);
+      const a = new QueryQuantizer(sim, dims).quantize(query, centroid, pa);
+      const b = simd.quantize(query, centroid, pb);
+      simd.release();
+      expect(Math.abs(b.lower - a.lower)).toBeLessThanOrEqual(1e-5 * Math.abs(a.lower) + 1e-12);
+      expect(Math.abs(b.upper - a.upper)).toBeLessThanOrEqual(1e-5 * Math.abs(a.upper) + 1e-12);
+      expect(b.additionalCorrection).toBe(a.additionalCorrection);
+      if (a.lower === b.lower && a.upper === b.upper && a.componentSum === b.componentSum && pa.every((x, i) => x === pb[i])) identical++;
+    }
+    // Only the order of the loss sums differs; in practice the intervals come out identical.
+    expect(identical).toBeGreaterThanOrEqual(0.95 * trials);
+    expect(kernels.heapStats().usedBytes).toBe(0);
+  });
+});
 
 function gaussian(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());

@@ -58,7 +58,7 @@ export function loadSegment(handle: SegmentHandle): Promise<LoadedSegment> {
 async function open(handle: SegmentHandle): Promise<LoadedSegment> {
   const k = await threadKernels();
   const q = handle.quantized;
-  const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims);
+  const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims, k);
   if (!q || q.count === 0) {
     return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, graph: null, quantizer, scorer: null, resident: null, searcher: null };
   }
@@ -83,6 +83,7 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
   } catch (e) {
     k.free(recordsPtr);
     k.free(planesPtr);
+    quantizer.release();
     throw e;
   }
 }
@@ -94,6 +95,7 @@ onIndexReleased((indexId) => {
       if (s.handle.indexId !== indexId) return;
       loaded.delete(key);
       s.resident?.release();
+      s.quantizer.release();
       if (s.scorer) {
         s.scorer.release();
         s.kernels.free(s.recordsPtr);

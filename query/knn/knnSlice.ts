@@ -12,6 +12,8 @@ export interface KnnSliceArgs {
   readonly ef: number;
   /** The query's cross-segment similarity queue (GlobalSimilarityQueue.create(ef)); null: segments search alone. */
   readonly global?: Int32Array | null;
+  /** Search level 0 with the JS searcher instead of the wasm kernel (same results; for comparison). */
+  readonly js?: boolean;
 }
 
 export interface SegmentKnnResult {
@@ -51,7 +53,7 @@ export async function knnSlice(args: KnnSliceArgs): Promise<{ segments: SegmentK
     };
     const result = !seg.resident
       ? exactSearch(seg.scorer, args.k, handle.liveOrds)
-      : global
+      : global || args.js
         ? seg.searcher!.search(seg.scorer, level0(seg), args.k, args.ef, handle.liveOrds, Infinity, global)
         : seg.resident.search(seg.scorer, args.k, args.ef);
     const table = handle.vectors.ordToDoc;

@@ -24,6 +24,7 @@ interface KernelExports {
     ay: number, uy: number, y1: number, corrY: number, dims: number, sim: number, centroidDP: number,
   ): void;
   hnswSearchL0(ctx: number): number;
+  osqLossAndGrid(vec: number, dim: number, a: number, b: number, points: number, norm2: number, lambda: number, grid: number): number;
   dot(a: number, b: number, dim: number): number;
   squareDistance(a: number, b: number, dim: number): number;
   cosine(a: number, b: number, dim: number): number;
@@ -237,6 +238,17 @@ export class Kernels {
    */
   hnswSearchL0(ctxPtr: number): number {
     return this.x.hnswSearchL0(ctxPtr);
+  }
+
+  /**
+   * OptimizedScalarQuantizer's loss-and-grid pass over `vector` (a Float32Array view of this
+   * instance's memory) in SIMD lane order: writes (daa, dab, dbb, dax, dbx) as five f64 at
+   * gridPtr (8-byte aligned) and returns the loss. For query quantization only (see kernels.wat,
+   * osqLossAndGrid). Allocates nothing, so views stay valid across the call.
+   */
+  osqLossAndGrid(vector: Float32Array, a: number, b: number, points: number, norm2: number, lambda: number, gridPtr: number): number {
+    if (vector.buffer !== this.memory.buffer) throw new RangeError('osqLossAndGrid: the vector must be a view of this instance\'s memory');
+    return this.x.osqLossAndGrid(vector.byteOffset, vector.length, a, b, points, norm2, lambda, gridPtr);
   }
 
   // ---- fp32 -----------------------------------------------------------------------------

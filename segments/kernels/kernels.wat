@@ -542,6 +542,92 @@
     (local.get $size))
 
   ;; ---------------------------------------------------------------------------------------
+  ;; osqLossAndGrid: OptimizedScalarQuantizer.lossAndGrid for query-side quantization, two
+  ;; components per f64x2 step. Same per-component arithmetic as the JS (double, with the grid
+  ;; point s = (float)(k / last) and Java's half-up rounding, NaN rounding to 0), but the seven
+  ;; sums are accumulated in two lanes (even and odd components) and added at the end, as
+  ;; Lucene's vectorized OSQ helpers also reorder them; so intervals can differ from the scalar
+  ;; path in the last bits. Index-side (stored) codes never use it.
+  ;; Writes (daa, dab, dbb, dax, dbx) as f64 at $grid; returns the anisotropic loss.
+  ;; Rounding (inlined twice below; V8 does not inline small wasm calls here): floor(v + 0.5) is
+  ;; Math.round for 0 <= v < 2^52 except v = 0.49999999999999994, and NaN must round to 0.
+  (func (export "osqLossAndGrid")
+    (param $vec i32) (param $dim i32) (param $a f64) (param $b f64) (param $points i32)
+    (param $norm2 f64) (param $lambda f64) (param $grid i32) (result f64)
+    (local $step f64) (local $last f64) (local $i i32) (local $pairs i32)
+    (local $A v128) (local $B v128) (local $STEP v128) (local $STEPINV v128) (local $GSI v128) (local $INVLAST v128)
+    (local $x v128) (local $c v128) (local $d v128) (local $s v128) (local $oms v128) (local $v v128) (local $y v128)
+    (local $xe v128) (local $e v128) (local $daa v128) (local $dab v128) (local $dbb v128) (local $dax v128) (local $dbx v128)
+    (local.set $last (f64.convert_i32_s (i32.sub (local.get $points) (i32.const 1))))
+    (local.set $step (f64.div (f64.sub (local.get $b) (local.get $a)) (local.get $last)))
+    (local.set $A (f64x2.splat (local.get $a)))
+    (local.set $B (f64x2.splat (local.get $b)))
+    (local.set $STEP (f64x2.splat (local.get $step)))
+    (local.set $STEPINV (f64x2.splat (f64.div (f64.const 1) (local.get $step))))
+    (local.set $GSI (f64x2.splat (f64.promote_f32
+      (f32.div (f32.demote_f64 (local.get $last)) (f32.demote_f64 (f64.sub (local.get $b) (local.get $a)))))))
+    ;; (float)(k * (1 / last)) == (float)(k / last) for every grid index k of every bit count
+    ;; (checked exhaustively; test/kernels.test.ts), so the division becomes a multiplication.
+    (local.set $INVLAST (f64x2.splat (f64.div (f64.const 1) (local.get $last))))
+    ;; an odd last component is processed as a pair with a zero: its terms are subtracted below
+    (local.set $pairs (i32.shr_u (i32.add (local.get $dim) (i32.const 1)) (i32.const 1)))
+    (block $done
+      (loop $pair
+        (br_if $done (i32.ge_u (local.get $i) (local.get $pairs)))
+        (local.set $x
+          (f64x2.promote_low_f32x4
+            (if (result v128) (i32.lt_u (i32.shl (i32.add (local.get $i) (i32.const 1)) (i32.const 1)) (i32.add (local.get $dim) (i32.const 1)))
+              (then (v128.load64_zero (i32.add (local.get $vec) (i32.shl (local.get $i) (i32.const 3)))))
+              (else (v128.load32_zero (i32.add (local.get $vec) (i32.shl (local.get $i) (i32.const 3))))))))
+        ;; clamp to [a, b] with the JS ternaries' semantics (pmax/pmin), then centre on a
+        (local.set $c (f64x2.sub (f64x2.pmin (f64x2.pmax (local.get $x) (local.get $A)) (local.get $B)) (local.get $A)))
+        (local.set $d
+          (f64x2.sub (local.get $x)
+            (f64x2.add (local.get $A)
+              (f64x2.mul (local.get $STEP) (v128.andnot
+              (local.tee $y (f64x2.floor (f64x2.add (local.tee $v (f64x2.mul (local.get $c) (local.get $STEPINV))) (v128.const f64x2 0.5 0.5))))
+              (v128.or (f64x2.ne (local.get $y) (local.get $y))
+                (f64x2.eq (local.get $v) (v128.const f64x2 0x1.fffffffffffffp-2 0x1.fffffffffffffp-2))))))))
+        (local.set $s
+          (f64x2.promote_low_f32x4
+            (f32x4.demote_f64x2_zero
+              (f64x2.mul (v128.andnot
+              (local.tee $y (f64x2.floor (f64x2.add (local.tee $v (f64x2.mul (local.get $c) (local.get $GSI))) (v128.const f64x2 0.5 0.5))))
+              (v128.or (f64x2.ne (local.get $y) (local.get $y))
+                (f64x2.eq (local.get $v) (v128.const f64x2 0x1.fffffffffffffp-2 0x1.fffffffffffffp-2)))) (local.get $INVLAST)))))
+        (local.set $oms (f64x2.sub (v128.const f64x2 1 1) (local.get $s)))
+        (if (i32.lt_u (i32.shl (i32.add (local.get $i) (i32.const 1)) (i32.const 1)) (i32.add (local.get $dim) (i32.const 1)))
+          (then)
+          (else
+            ;; the padding lane (x = 0) must add nothing: zero its terms
+            (local.set $d (v128.and (local.get $d) (v128.const i64x2 -1 0)))
+            (local.set $s (v128.and (local.get $s) (v128.const i64x2 -1 0)))
+            (local.set $oms (v128.and (local.get $oms) (v128.const i64x2 -1 0)))))
+        (local.set $xe (f64x2.add (local.get $xe) (f64x2.mul (local.get $x) (local.get $d))))
+        (local.set $e (f64x2.add (local.get $e) (f64x2.mul (local.get $d) (local.get $d))))
+        (local.set $daa (f64x2.add (local.get $daa) (f64x2.mul (local.get $oms) (local.get $oms))))
+        (local.set $dab (f64x2.add (local.get $dab) (f64x2.mul (local.get $oms) (local.get $s))))
+        (local.set $dbb (f64x2.add (local.get $dbb) (f64x2.mul (local.get $s) (local.get $s))))
+        (local.set $dax (f64x2.add (local.get $dax) (f64x2.mul (local.get $x) (local.get $oms))))
+        (local.set $dbx (f64x2.add (local.get $dbx) (f64x2.mul (local.get $x) (local.get $s))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $pair)))
+    (f64.store offset=0 (local.get $grid) (f64.add (f64x2.extract_lane 0 (local.get $daa)) (f64x2.extract_lane 1 (local.get $daa))))
+    (f64.store offset=8 (local.get $grid) (f64.add (f64x2.extract_lane 0 (local.get $dab)) (f64x2.extract_lane 1 (local.get $dab))))
+    (f64.store offset=16 (local.get $grid) (f64.add (f64x2.extract_lane 0 (local.get $dbb)) (f64x2.extract_lane 1 (local.get $dbb))))
+    (f64.store offset=24 (local.get $grid) (f64.add (f64x2.extract_lane 0 (local.get $dax)) (f64x2.extract_lane 1 (local.get $dax))))
+    (f64.store offset=32 (local.get $grid) (f64.add (f64x2.extract_lane 0 (local.get $dbx)) (f64x2.extract_lane 1 (local.get $dbx))))
+    (f64.add
+      (f64.div
+        (f64.mul
+          (f64.mul (f64.sub (f64.const 1) (local.get $lambda))
+            (f64.add (f64x2.extract_lane 0 (local.get $xe)) (f64x2.extract_lane 1 (local.get $xe))))
+          (f64.add (f64x2.extract_lane 0 (local.get $xe)) (f64x2.extract_lane 1 (local.get $xe))))
+        (local.get $norm2))
+      (f64.mul (local.get $lambda)
+        (f64.add (f64x2.extract_lane 0 (local.get $e)) (f64x2.extract_lane 1 (local.get $e))))))
+
+  ;; ---------------------------------------------------------------------------------------
   ;; fp32 kernels. dot and squareDistance keep four f32x4 accumulators over 16 floats, then one
   ;; over the remaining groups of 4, reduce (acc0+acc1)+(acc2+acc3) and lanes (l0+l1)+(l2+l3),
   ;; then add the last dim % 4 products sequentially.

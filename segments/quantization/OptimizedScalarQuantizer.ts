@@ -32,6 +32,14 @@ export interface QuantizationResult {
  * The arithmetic follows Lucene's float/double mix exactly (statistics and loss in double,
  * grid and codes in float), so codes and corrections are bit-identical to what Lucene writes.
  */
+/**
+ * A replacement for the loss-and-grid pass (the quantizer's inner loop): same contract as
+ * OptimizedScalarQuantizer's own, possibly summing in another order (Kernels.osqLossAndGrid).
+ */
+export interface LossAndGridPass {
+  lossAndGrid(vector: Float32Array, a: number, b: number, points: number, norm2: number, lambda: number, grid: Float64Array): number;
+}
+
 export class OptimizedScalarQuantizer {
   private readonly euclidean: boolean;
 
@@ -39,6 +47,8 @@ export class OptimizedScalarQuantizer {
     readonly similarity: VectorSimilarityFunction,
     readonly lambda = DEFAULT_LAMBDA,
     readonly iters = DEFAULT_ITERS,
+    /** Query-side speed-up only: stored codes must come from the scalar pass (Lucene's order). */
+    private readonly pass: LossAndGridPass | null = null,
   ) {
     this.euclidean = similarity === VectorSimilarityFunction.EUCLIDEAN;
   }
@@ -154,10 +164,16 @@ export class OptimizedScalarQuantizer {
   private readonly grid = new Float64Array(5);
   private readonly nextGrid = new Float64Array(5);
 
+  private lossOf(vector: Float32Array, a: number, b: number, points: number, norm2: number, grid: Float64Array): number {
+    return this.pass !== null
+      ? this.pass.lossAndGrid(vector, a, b, points, norm2, this.lambda, grid)
+      : this.lossAndGrid(vector, a, b, points, norm2, grid);
+  }
+
   private optimizeIntervals(interval: Float32Array, vector: Float32Array, norm2: number, points: number): void {
     let grid = this.grid;
     let nextGrid = this.nextGrid;
-    let currentLoss = this.lossAndGrid(vector, interval[0], interval[1], points, norm2, grid);
+    let currentLoss = this.lossOf(vector, interval[0], interval[1], points, norm2, grid);
     const lambda = this.lambda;
     const scale = f(f(1 - lambda) / norm2);
     if (!Number.isFinite(scale)) return; // the vector equals the centroid: keep the initial interval
@@ -174,7 +190,7 @@ export class OptimizedScalarQuantizer {
       const aOpt = candidate[0];
       const bOpt = candidate[1];
       if (Math.abs(f(interval[0] - aOpt)) < 1e-8 && Math.abs(f(interval[1] - bOpt)) < 1e-8) return;
-      const newLoss = this.lossAndGrid(vector, aOpt, bOpt, points, norm2, nextGrid);
+      const newLoss = this.lossOf(vector, aOpt, bOpt, points, norm2, nextGrid);
       if (newLoss > currentLoss) return; // coordinate descent is not monotone here: stop when it gets worse
       interval[0] = aOpt;
       interval[1] = bOpt;

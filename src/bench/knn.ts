@@ -33,10 +33,10 @@ const index = await openIndex(ds.indexDir);
 const searcher = new IndexSearcher(reader);
 const NUM_CANDIDATES = 100;
 
-async function firstPhase(q: Float32Array, k: number, ef = NUM_CANDIDATES): Promise<{ ids: { id: string }[]; ms: number }> {
+async function firstPhase(q: Float32Array, k: number, ef = NUM_CANDIDATES, graphSearch: 'wasm' | 'js' = 'wasm'): Promise<{ ids: { id: string }[]; ms: number }> {
   const started = performance.now();
   const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap') };
-  const r = (await new KnnFloatVectorQuery('vector', q, k, { numCandidates: Math.max(k, ef) }).rewrite(searcher, ctx)) as DocAndScoreQuery;
+  const r = (await new KnnFloatVectorQuery('vector', q, k, { numCandidates: Math.max(k, ef), graphSearch }).rewrite(searcher, ctx)) as DocAndScoreQuery;
   const ms = performance.now() - started;
   const hits = [...r.docs].map((doc, i) => ({ doc, score: r.scores[i] })).sort((a, b) => floatCompare(b.score, a.score) || a.doc - b.doc);
   return { ids: hits.map((h) => { const l = leafOf(reader.leaves, h.doc); return { id: l.reader.id(h.doc - l.docBase) }; }), ms };
@@ -61,7 +61,7 @@ rows.push(['first phase only (k=10)', (fpRecall / vectors.length).toFixed(3), fp
 result.firstPhase = { recallAt10: fpRecall / vectors.length, latencyMs: fp };
 
 for (const oversample of [1, 3, 5]) {
-  let recall = 0;
+  const perQuery: number[] = [];
   const ms: number[] = [];
   const fpPart: number[] = [];
   for (let i = 0; i < vectors.length; i++) {
@@ -69,12 +69,35 @@ for (const oversample of [1, 3, 5]) {
     const r = await index.search(vectors[i], { k: 10, oversample, numCandidates: NUM_CANDIDATES });
     ms.push(performance.now() - t0);
     fpPart.push(r.stats.timings.firstPhaseMs);
-    recall += recallAt(10, r.hits, truth[i]);
+    perQuery.push(recallAt(10, r.hits, truth[i]));
   }
   const s = summarize(ms);
-  rows.push([`+ fp32 rescoring, oversample ${oversample}`, (recall / vectors.length).toFixed(3), s.p50, s.p99]);
-  result[`rescoreOversample${oversample}`] = { recallAt10: recall / vectors.length, latencyMs: s, firstPhaseMs: summarize(fpPart) };
+  const recall = mean(perQuery);
+  // Sampling error of the mean over queries, and the first 200 queries alone (the earlier query set).
+  const stderr = Math.sqrt(perQuery.reduce((a, x) => a + (x - recall) ** 2, 0) / (perQuery.length - 1) / perQuery.length);
+  rows.push([`+ fp32 rescoring, oversample ${oversample}`, `${recall.toFixed(3)} ±${stderr.toFixed(3)}`, s.p50, s.p99]);
+  result[`rescoreOversample${oversample}`] = {
+    recallAt10: recall,
+    recallAt10StdErr: stderr,
+    recallAt10First200: mean(perQuery.slice(0, 200)),
+    latencyMs: s,
+    firstPhaseMs: summarize(fpPart),
+  };
 }
+
+function mean(xs: number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+// Side by side: level 0 searched by the wasm kernel vs the JS searcher (identical results), the two
+// interleaved query by query (order alternating) so machine noise hits both alike.
+const engines = { wasm: [] as number[], js: [] as number[] };
+for (let i = 0; i < vectors.length; i++) {
+  const order = i % 2 === 0 ? (['wasm', 'js'] as const) : (['js', 'wasm'] as const);
+  for (const e of order) engines[e].push((await firstPhase(vectors[i], 10, NUM_CANDIDATES, e)).ms);
+}
+const sideBySide = { wasm: summarize(engines.wasm), js: summarize(engines.js) };
+result.levelZeroSideBySide = sideBySide;
 
 // Throughput: 2 closed-loop clients for a fixed time.
 async function qps(run: (q: Float32Array) => Promise<unknown>, seconds: number): Promise<number> {
@@ -102,6 +125,7 @@ const out = [
   table(['k=10', 'recall@10', 'p50 ms', 'p99 ms'], rows),
   '',
   `QPS with 2 clients: first phase (k'=50) ${fpQps.toFixed(0)}/s, full search (k=10, oversample 5) ${fullQps.toFixed(0)}/s`,
+  `first phase (k=10) side by side, level 0 in wasm vs JS: p50 ${sideBySide.wasm.p50.toFixed(2)} vs ${sideBySide.js.p50.toFixed(2)} ms (${(sideBySide.js.p50 / sideBySide.wasm.p50).toFixed(2)}x), p99 ${sideBySide.wasm.p99.toFixed(2)} vs ${sideBySide.js.p99.toFixed(2)} ms`,
 ].join('\n');
 process.stdout.write(`${out}\n`);
 writeFileSync(`${ds.indexDir}.knn.json`, JSON.stringify(result, null, 2));

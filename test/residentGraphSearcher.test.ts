@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { Executor } from '../src/executor/Executor.js';
+import { GEN_SIMILARITIES } from '../src/gen/DatasetSpec.js';
+import { DirectoryReader } from '../segments/index/DirectoryReader.js';
+import { HnswGraphSearcher, type KnnSearchResult } from '../segments/hnsw/HnswGraphSearcher.js';
+import { HnswVectorsReader } from '../segments/hnsw/HnswVectorsReader.js';
+import { ResidentGraphSearcher } from '../segments/hnsw/ResidentGraphSearcher.js';
+import { Kernels } from '../segments/kernels/Kernels.js';
+import { BinaryQuantizedScorer } from '../segments/quantized/BinaryQuantizedScorer.js';
+import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
+import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { mulberry32 } from '../src/gen/Rng.js';
+import { buildTestIndex, type TestIndex } from './support/testIndex.js';
+
+/** One graph segment opened twice over the same resident records: all-JS and wasm level 0. */
+interface Fixture {
+  readonly index: TestIndex;
+  readonly js: HnswGraphSearcher;
+  readonly graph: ReturnType<HnswVectorsReader['graph']> & object;
+  readonly scorer: BinaryQuantizedScorer;
+  readonly setQuery: (q: Float32Array) => void;
+  readonly kernels: Kernels;
+  readonly records: ConstructorParameters<typeof BinaryQuantizedScorer>[0];
+}
+
+const fixtures = new Map<string, Fixture>();
+
+beforeAll(async () => {
+  for (const similarity of GEN_SIMILARITIES) {
+    const index = await buildTestIndex({ n: 2500, dims: 72, segmentDocs: 2500, flatThreshold: 0, similarity, queries: 30 });
+    const handle = DirectoryReader.open(index.dir).leaves[0].reader.handle;
+    const q = handle.quantized!;
+    const g = handle.graph!;
+    const graph = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber)!;
+    const kernels = await Kernels.load();
+    const recordsPtr = kernels.alloc(q.count * q.recordBytes);
+    kernels.u8().set(readFileSync(q.path).subarray(q.offset, q.offset + q.count * q.recordBytes), recordsPtr);
+    const planesPtr = kernels.alloc(4 * q.codeBytes);
+    const records = { kernels, recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes };
+    const sim = VectorSimilarityFunction.fromOrdinal(handle.similarity);
+    const quantizer = new QueryQuantizer(sim, handle.dims);
+    const scorer = new BinaryQuantizedScorer(records, {
+      planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+    });
+    const setQuery = (v: Float32Array): void => {
+      const qq = quantizer.quantize(v, q.centroid, kernels.u8().subarray(planesPtr, planesPtr + 4 * q.codeBytes));
+      scorer.query = { ...scorer.query, planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum };
+    };
+    fixtures.set(similarity, { index, js: new HnswGraphSearcher(q.count), graph, scorer, setQuery, kernels, records });
+  }
+}, 120_000);
+
+afterAll(async () => {
+  for (const f of fixtures.values()) f.index.cleanup();
+  await Executor.shutdown();
+});
+
+function queries(f: Fixture): Float32Array[] {
+  const d = f.index.dims;
+  return Array.from({ length: f.index.queries.length / d }, (_, i) => f.index.queries.subarray(i * d, (i + 1) * d));
+}
+
+function expectSame(actual: KnnSearchResult, expected: KnnSearchResult): void {
+  expect([...actual.ords]).toEqual([...expected.ords]);
+  expect([...actual.scores]).toEqual([...expected.scores]);
+  expect(actual.visited).toBe(expected.visited);
+  expect(actual.earlyTerminated).toBe(expected.earlyTerminated);
+}
+
+describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraphSearcher returns', () => {
+  for (const similarity of GEN_SIMILARITIES) {
+    it(`${similarity}: same ords, scores and visited count for k 1..100 and ef 1..150`, () => {
+      const f = fixtures.get(similarity)!;
+      const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, null);
+      try {
+        for (const [i, v] of queries(f).entries()) {
+          f.setQuery(v);
+          for (const [k, ef] of [[10, 100], [1, 1], [50, 20], [100, 150]]) {
+            const expected = f.js.search(f.scorer, f.graph, k, ef);
+            expect(expected.ords.length, `query ${i}`).toBe(k);
+            expectSame(resident.search(f.scorer, k, ef), expected);
+          }
+        }
+      } finally {
+        resident.release();
+      }
+    });
+  }
+
+  it('keeps only live ords (a bitset), as acceptOrds does, while still traversing deleted nodes', () => {
+    const f = fixtures.get('cosine')!;
+    const rng = mulberry32(3);
+    const live = new Uint32Array(Math.ceil(f.records.count / 32));
+    for (let o = 0; o < f.records.count; o++) if (rng() < 0.6) live[o >>> 5] |= 1 << (o & 31);
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, live);
+    try {
+      for (const v of queries(f)) {
+        f.setQuery(v);
+        const expected = f.js.search(f.scorer, f.graph, 20, 80, live);
+        for (const o of expected.ords) expect((live[o >>> 5] >>> (o & 31)) & 1).toBe(1);
+        expectSame(resident.search(f.scorer, 20, 80), expected);
+      }
+    } finally {
+      resident.release();
+    }
+  });
+
+  it('stops at the visit limit exactly where the JS searcher stops, and reports early termination', () => {
+    const f = fixtures.get('euclidean')!;
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, null);
+    try {
+      f.setQuery(queries(f)[0]);
+      for (const limit of [1, 5, 37, 200, 10_000]) {
+        const expected = f.js.search(f.scorer, f.graph, 10, 100, null, limit);
+        expectSame(resident.search(f.scorer, 10, 100, limit), expected);
+        expect(expected.earlyTerminated).toBe(limit < 1000);
+      }
+    } finally {
+      resident.release();
+    }
+  });
+
+  it('returns every node, best first, when the queue covers the whole graph', () => {
+    const f = fixtures.get('dot_product')!;
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, null);
+    try {
+      f.setQuery(queries(f)[1]);
+      const n = f.graph.size();
+      const r = resident.search(f.scorer, n + 10, n + 10);
+      expectSame(r, f.js.search(f.scorer, f.graph, n + 10, n + 10));
+      expect(new Set(r.ords).size).toBe(n);
+      for (let i = 1; i < r.ords.length; i++) {
+        expect(r.scores[i] < r.scores[i - 1] || (r.scores[i] === r.scores[i - 1] && r.ords[i] > r.ords[i - 1])).toBe(true);
+      }
+    } finally {
+      resident.release();
+    }
+  });
+
+  it('frees its kernel memory on release and refuses use afterwards', () => {
+    const f = fixtures.get('cosine')!;
+    const before = f.kernels.heapStats();
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, null);
+    f.setQuery(queries(f)[0]);
+    resident.search(f.scorer, 10, 100);
+    resident.release();
+    expect(f.kernels.heapStats()).toEqual(before);
+    expect(() => resident.search(f.scorer, 10, 100)).toThrow(/after release/);
+  });
+});
