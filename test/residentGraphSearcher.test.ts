@@ -5,6 +5,7 @@ import { GEN_SIMILARITIES } from '../src/gen/DatasetSpec.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { HnswGraphSearcher, type KnnSearchResult } from '../segments/hnsw/HnswGraphSearcher.js';
 import { HnswVectorsReader } from '../segments/hnsw/HnswVectorsReader.js';
+import type { OnHeapHnswGraph } from '../segments/hnsw/OnHeapHnswGraph.js';
 import { ResidentGraphSearcher } from '../segments/hnsw/ResidentGraphSearcher.js';
 import { Kernels } from '../segments/kernels/Kernels.js';
 import { BinaryQuantizedScorer } from '../segments/quantized/BinaryQuantizedScorer.js';
@@ -17,7 +18,10 @@ import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 interface Fixture {
   readonly index: TestIndex;
   readonly js: HnswGraphSearcher;
-  readonly graph: ReturnType<HnswVectorsReader['graph']> & object;
+  /** The JS searcher's graph. */
+  readonly graph: OnHeapHnswGraph;
+  /** A fresh copy of the graph (a ResidentGraphSearcher takes its graph over). */
+  readonly openGraph: () => OnHeapHnswGraph;
   readonly scorer: BinaryQuantizedScorer;
   readonly setQuery: (q: Float32Array) => void;
   readonly kernels: Kernels;
@@ -32,7 +36,8 @@ beforeAll(async () => {
     const handle = DirectoryReader.open(index.dir).leaves[0].reader.handle;
     const q = handle.quantized!;
     const g = handle.graph!;
-    const graph = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber)!;
+    const openGraph = (): OnHeapHnswGraph => HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber)!;
+    const graph = openGraph();
     const kernels = await Kernels.load();
     const recordsPtr = kernels.alloc(q.count * q.recordBytes);
     kernels.u8().set(readFileSync(q.path).subarray(q.offset, q.offset + q.count * q.recordBytes), recordsPtr);
@@ -47,7 +52,7 @@ beforeAll(async () => {
       const qq = quantizer.quantize(v, q.centroid, kernels.u8().subarray(planesPtr, planesPtr + 4 * q.codeBytes));
       scorer.query = { ...scorer.query, planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum };
     };
-    fixtures.set(similarity, { index, js: new HnswGraphSearcher(q.count), graph, scorer, setQuery, kernels, records });
+    fixtures.set(similarity, { index, js: new HnswGraphSearcher(q.count), graph, openGraph, scorer, setQuery, kernels, records });
   }
 }, 120_000);
 
@@ -72,7 +77,7 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
   for (const similarity of GEN_SIMILARITIES) {
     it(`${similarity}: same ords, scores and visited count for k 1..100 and ef 1..150`, () => {
       const f = fixtures.get(similarity)!;
-      const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, null);
+      const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
       try {
         for (const [i, v] of queries(f).entries()) {
           f.setQuery(v);
@@ -93,7 +98,7 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
     const rng = mulberry32(3);
     const live = new Uint32Array(Math.ceil(f.records.count / 32));
     for (let o = 0; o < f.records.count; o++) if (rng() < 0.6) live[o >>> 5] |= 1 << (o & 31);
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, live);
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), live);
     try {
       for (const v of queries(f)) {
         f.setQuery(v);
@@ -108,7 +113,7 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
 
   it('stops at the visit limit exactly where the JS searcher stops, and reports early termination', () => {
     const f = fixtures.get('euclidean')!;
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, null);
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
     try {
       f.setQuery(queries(f)[0]);
       for (const limit of [1, 5, 37, 200, 10_000]) {
@@ -123,7 +128,7 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
 
   it('returns every node, best first, when the queue covers the whole graph', () => {
     const f = fixtures.get('dot_product')!;
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, null);
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
     try {
       f.setQuery(queries(f)[1]);
       const n = f.graph.size();
@@ -138,10 +143,28 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
     }
   });
 
+  it('takes the graph over (its heap level 0 is released) and still answers the JS search the same way', () => {
+    const f = fixtures.get('max_inner_product')!;
+    const graph = f.openGraph();
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, graph, null);
+    try {
+      expect(graph.store(0).adj.length).toBe(0);
+      for (const v of queries(f).slice(0, 10)) {
+        f.setQuery(v);
+        const expected = f.js.search(f.scorer, f.graph, 10, 60);
+        expectSame(resident.searchJs(f.scorer, 10, 60), expected);
+        expect(graph.store(0).adj.length).toBe(0);
+        expectSame(resident.search(f.scorer, 10, 60), expected);
+      }
+    } finally {
+      resident.release();
+    }
+  });
+
   it('frees its kernel memory on release and refuses use afterwards', () => {
     const f = fixtures.get('cosine')!;
     const before = f.kernels.heapStats();
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.graph, null);
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
     f.setQuery(queries(f)[0]);
     resident.search(f.scorer, 10, 100);
     resident.release();

@@ -2,7 +2,6 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { threadKernels } from '../../src/executor/threadKernels.js';
 import { onIndexReleased } from '../../src/executor/releaseBoard.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
-import { HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { HnswVectorsReader } from '../../segments/hnsw/HnswVectorsReader.js';
 import { ResidentGraphSearcher } from '../../segments/hnsw/ResidentGraphSearcher.js';
 import type { OnHeapHnswGraph } from '../../segments/hnsw/OnHeapHnswGraph.js';
@@ -11,31 +10,16 @@ import { BinaryQuantizedScorer } from '../../segments/quantized/BinaryQuantizedS
 import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
 import { VectorSimilarityFunction } from '../VectorSimilarityFunction.js';
 
-/** A segment as one worker thread holds it for the first phase: codes in wasm memory, graph on the heap. */
+/** A segment as one worker thread holds it for the first phase: codes and graph level 0 in wasm memory. */
 export interface LoadedSegment {
   readonly handle: SegmentHandle;
   readonly kernels: Kernels;
   readonly recordsPtr: number;
   readonly planesPtr: number;
-  /** Upper levels on the heap; level 0 lives in kernel memory (see level0()). */
-  readonly graph: OnHeapHnswGraph | null;
   readonly quantizer: QueryQuantizer;
   readonly scorer: BinaryQuantizedScorer | null;
-  /** The search: upper levels in JS, level 0 in wasm. */
-  readonly resident: ResidentGraphSearcher | null;
-  /** The all-JS searcher, for searches the wasm kernel does not do (a shared multi-segment queue). */
-  readonly searcher: HnswGraphSearcher | null;
-}
-
-/**
- * `graph` with its level-0 lists pointing at the copy in kernel memory, for the JS searcher.
- * The view is valid until the kernels' memory next grows, so take it right before a synchronous
- * search and do not keep it (a search allocates nothing: its scorer's scratch already covers any
- * neighbour list).
- */
-export function level0(seg: LoadedSegment): OnHeapHnswGraph {
-  seg.graph!.store(0).adj = seg.resident!.level0View();
-  return seg.graph!;
+  /** The graph search (upper levels on the heap, level 0 in kernel memory); null: exhaustive scan. */
+  readonly graph: ResidentGraphSearcher | null;
 }
 
 const loaded = new Map<string, Promise<LoadedSegment>>();
@@ -60,7 +44,7 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
   const q = handle.quantized;
   const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims, k);
   if (!q || q.count === 0) {
-    return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, graph: null, quantizer, scorer: null, resident: null, searcher: null };
+    return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, quantizer, scorer: null, graph: null };
   }
   const bytes = q.count * q.recordBytes;
   const recordsPtr = k.alloc(bytes);
@@ -76,10 +60,8 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
     const scorer = new BinaryQuantizedScorer(records, {
       planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
     });
-    const resident = graph ? ResidentGraphSearcher.load(k, records, graph, handle.liveOrds) : null;
-    // Level 0 (most of a graph's memory) is now in kernel memory; the heap copy goes.
-    if (graph) graph.store(0).adj = new Int32Array(0);
-    return { handle, kernels: k, recordsPtr, planesPtr, graph, quantizer, scorer, resident, searcher: graph ? new HnswGraphSearcher(q.count) : null };
+    const search = graph ? ResidentGraphSearcher.load(k, records, graph, handle.liveOrds) : null;
+    return { handle, kernels: k, recordsPtr, planesPtr, quantizer, scorer, graph: search };
   } catch (e) {
     k.free(recordsPtr);
     k.free(planesPtr);
@@ -94,7 +76,7 @@ onIndexReleased((indexId) => {
     void p.then((s) => {
       if (s.handle.indexId !== indexId) return;
       loaded.delete(key);
-      s.resident?.release();
+      s.graph?.release();
       s.quantizer.release();
       if (s.scorer) {
         s.scorer.release();

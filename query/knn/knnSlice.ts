@@ -1,7 +1,7 @@
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { exactSearch } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue.js';
-import { level0, loadSegment } from './WorkerSegments.js';
+import { loadSegment } from './WorkerSegments.js';
 
 export interface KnnSliceArgs {
   readonly segments: readonly SegmentHandle[];
@@ -51,11 +51,11 @@ export async function knnSlice(args: KnnSliceArgs): Promise<{ segments: SegmentK
       similarity: handle.similarity,
       centroidDP: q.centroidDP,
     };
-    const result = !seg.resident
+    const result = !seg.graph
       ? exactSearch(seg.scorer, args.k, handle.liveOrds)
       : global || args.js
-        ? seg.searcher!.search(seg.scorer, level0(seg), args.k, args.ef, handle.liveOrds, Infinity, global)
-        : seg.resident.search(seg.scorer, args.k, args.ef);
+        ? seg.graph.searchJs(seg.scorer, args.k, args.ef, global)
+        : seg.graph.search(seg.scorer, args.k, args.ef);
     const table = handle.vectors.ordToDoc;
     const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
     out.push({ docs, scores: result.scores, visited: result.visited });

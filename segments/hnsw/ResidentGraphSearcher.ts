@@ -1,5 +1,6 @@
 import type { Kernels } from '../kernels/Kernels.js';
 import type { BinaryQuantizedScorer, ResidentRecords } from '../quantized/BinaryQuantizedScorer.js';
+import type { GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
 import { HnswGraphSearcher, type KnnSearchResult } from './HnswGraphSearcher.js';
 import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
 
@@ -24,6 +25,8 @@ const MAX_VISIT_LIMIT = 0x7fffffff;
  * Owns its kernel memory (level-0 lists, visited stamps, queues); release() frees it. Not
  * thread-safe: one per segment per worker.
  */
+const NO_LISTS = new Int32Array(0);
+
 export class ResidentGraphSearcher {
   private readonly upper: HnswGraphSearcher;
   private gen = 0;
@@ -36,6 +39,7 @@ export class ResidentGraphSearcher {
   private constructor(
     private readonly kernels: Kernels,
     readonly graph: OnHeapHnswGraph,
+    private readonly liveOrds: Uint32Array | null,
     private readonly ptrs: { ctx: number; adj: number; visited: number; candidates: number; nbrOrds: number; nbrScores: number; pad: number; live: number },
     private readonly size: number,
   ) {
@@ -43,8 +47,9 @@ export class ResidentGraphSearcher {
   }
 
   /**
-   * Copies level 0 of `graph` (and the live-ords bitset, if any) into the kernels' memory next to
-   * the records. `graph` is kept for the upper levels.
+   * Moves level 0 of `graph` into the kernels' memory next to the records (with the live-ords
+   * bitset, if any). The searcher takes the graph over: its heap copy of level 0 is released, and
+   * the upper levels stay on the heap for the descent.
    */
   static load(kernels: Kernels, records: ResidentRecords, graph: OnHeapHnswGraph, liveOrds: Uint32Array | null): ResidentGraphSearcher {
     const size = graph.size();
@@ -84,7 +89,8 @@ export class ResidentGraphSearcher {
       i32[c + CTX.candidates / 4] = ptrs.candidates;
       i32[c + CTX.nbrOrds / 4] = ptrs.nbrOrds;
       i32[c + CTX.nbrScores / 4] = ptrs.nbrScores;
-      return new ResidentGraphSearcher(kernels, graph, ptrs, size);
+      level0.adj = NO_LISTS;
+      return new ResidentGraphSearcher(kernels, graph, liveOrds, ptrs, size);
     } catch (e) {
       for (const p of owned) kernels.free(p);
       throw e;
@@ -145,10 +151,22 @@ export class ResidentGraphSearcher {
     return { ords, scores, visited, earlyTerminated: visited >= visitedLimit };
   }
 
-  /** Level 0's lists as an Int32Array view of kernel memory (stride ints per node); invalid once the memory grows. */
-  level0View(): Int32Array {
+  /**
+   * The same search on the all-JS HnswGraphSearcher, over a view of the resident level 0: for a
+   * query's shared multi-segment queue (Lucene's MultiLeafKnnCollector), which the kernel does
+   * not do, and for side-by-side comparison. The view is dropped before returning (it would be
+   * invalid once the kernels' memory grows; the search itself allocates nothing there).
+   */
+  searchJs(scorer: BinaryQuantizedScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null): KnnSearchResult {
+    if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
+    const level0 = this.graph.store(0);
     const base = this.ptrs.adj >>> 2;
-    return this.kernels.i32().subarray(base, base + this.size * this.graph.store(0).stride);
+    level0.adj = this.kernels.i32().subarray(base, base + this.size * level0.stride);
+    try {
+      return this.upper.search(scorer, this.graph, k, ef, this.liveOrds, Infinity, global);
+    } finally {
+      level0.adj = NO_LISTS;
+    }
   }
 
   private ensureQueue(k: number): void {
