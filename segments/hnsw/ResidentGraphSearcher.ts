@@ -14,6 +14,9 @@ const CTX = {
 
 const MAX_VISIT_LIMIT = 0x7fffffff;
 
+/** Level 0's heap lists once the searcher owns the graph (they live in kernel memory). */
+const NO_LISTS = new Int32Array(0);
+
 /**
  * HNSW search of one segment whose 1-bit records and level-0 neighbour lists live in a kernels
  * instance's memory. The greedy descent through the upper levels (a few dozen scores) runs in JS;
@@ -25,8 +28,6 @@ const MAX_VISIT_LIMIT = 0x7fffffff;
  * Owns its kernel memory (level-0 lists, visited stamps, queues); release() frees it. Not
  * thread-safe: one per segment per worker.
  */
-const NO_LISTS = new Int32Array(0);
-
 export class ResidentGraphSearcher {
   private readonly upper: HnswGraphSearcher;
   private gen = 0;
