@@ -8,7 +8,7 @@ import { HnswVectorsReader } from '../segments/hnsw/HnswVectorsReader.js';
 import type { OnHeapHnswGraph } from '../segments/hnsw/OnHeapHnswGraph.js';
 import { ResidentGraphSearcher } from '../segments/hnsw/ResidentGraphSearcher.js';
 import { Kernels } from '../segments/kernels/Kernels.js';
-import { BinaryQuantizedScorer } from '../segments/quantized/BinaryQuantizedScorer.js';
+import { BinaryQuantizedScorer, type ResidentRecords } from '../segments/quantized/BinaryQuantizedScorer.js';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
 import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
 import { mulberry32 } from '../src/gen/Rng.js';
@@ -25,7 +25,7 @@ interface Fixture {
   readonly scorer: BinaryQuantizedScorer;
   readonly setQuery: (q: Float32Array) => void;
   readonly kernels: Kernels;
-  readonly records: ConstructorParameters<typeof BinaryQuantizedScorer>[0];
+  readonly records: ResidentRecords;
 }
 
 const fixtures = new Map<string, Fixture>();
@@ -116,10 +116,11 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
     const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
     try {
       f.setQuery(queries(f)[0]);
-      for (const limit of [1, 5, 37, 200, 10_000]) {
+      const unlimited = f.js.search(f.scorer, f.graph, 10, 100).visited;
+      for (const limit of [1, 5, 37, Math.floor(unlimited / 2), unlimited, unlimited + 1, 10_000]) {
         const expected = f.js.search(f.scorer, f.graph, 10, 100, null, limit);
         expectSame(resident.search(f.scorer, 10, 100, limit), expected);
-        expect(expected.earlyTerminated).toBe(limit < 1000);
+        expect(expected.earlyTerminated).toBe(limit <= unlimited);
       }
     } finally {
       resident.release();
