@@ -30,29 +30,34 @@ interface Fixture {
 
 const fixtures = new Map<string, Fixture>();
 
+/** Opens the index's single segment over a fresh kernels instance (records loaded, nothing else). */
+async function openFixture(index: TestIndex): Promise<Fixture> {
+  const handle = DirectoryReader.open(index.dir).leaves[0].reader.handle;
+  const q = handle.quantized!;
+  const g = handle.graph!;
+  const openGraph = (): OnHeapHnswGraph => HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber)!;
+  const graph = openGraph();
+  const kernels = await Kernels.load();
+  const recordsPtr = kernels.alloc(q.count * q.recordBytes);
+  kernels.u8().set(readFileSync(q.path).subarray(q.offset, q.offset + q.count * q.recordBytes), recordsPtr);
+  const planesPtr = kernels.alloc(4 * q.codeBytes);
+  const records = { kernels, recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes };
+  const sim = VectorSimilarityFunction.fromOrdinal(handle.similarity);
+  const quantizer = new QueryQuantizer(sim, handle.dims);
+  const scorer = new BinaryQuantizedScorer(records, {
+    planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+  });
+  const setQuery = (v: Float32Array): void => {
+    const qq = quantizer.quantize(v, q.centroid, kernels.u8().subarray(planesPtr, planesPtr + 4 * q.codeBytes));
+    scorer.query = { ...scorer.query, planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum };
+  };
+  return { index, js: new HnswGraphSearcher(q.count), graph, openGraph, scorer, setQuery, kernels, records };
+}
+
 beforeAll(async () => {
   for (const similarity of GEN_SIMILARITIES) {
     const index = await buildTestIndex({ n: 2500, dims: 72, segmentDocs: 2500, flatThreshold: 0, similarity, queries: 30 });
-    const handle = DirectoryReader.open(index.dir).leaves[0].reader.handle;
-    const q = handle.quantized!;
-    const g = handle.graph!;
-    const openGraph = (): OnHeapHnswGraph => HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber)!;
-    const graph = openGraph();
-    const kernels = await Kernels.load();
-    const recordsPtr = kernels.alloc(q.count * q.recordBytes);
-    kernels.u8().set(readFileSync(q.path).subarray(q.offset, q.offset + q.count * q.recordBytes), recordsPtr);
-    const planesPtr = kernels.alloc(4 * q.codeBytes);
-    const records = { kernels, recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes };
-    const sim = VectorSimilarityFunction.fromOrdinal(handle.similarity);
-    const quantizer = new QueryQuantizer(sim, handle.dims);
-    const scorer = new BinaryQuantizedScorer(records, {
-      planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
-    });
-    const setQuery = (v: Float32Array): void => {
-      const qq = quantizer.quantize(v, q.centroid, kernels.u8().subarray(planesPtr, planesPtr + 4 * q.codeBytes));
-      scorer.query = { ...scorer.query, planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum };
-    };
-    fixtures.set(similarity, { index, js: new HnswGraphSearcher(q.count), graph, openGraph, scorer, setQuery, kernels, records });
+    fixtures.set(similarity, await openFixture(index));
   }
 }, 120_000);
 
@@ -157,6 +162,48 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
         expect(graph.store(0).adj.length).toBe(0);
         expectSame(resident.search(f.scorer, 10, 60), expected);
       }
+    } finally {
+      resident.release();
+    }
+  });
+
+  it('searchJs as the very first search of a fresh kernels instance: scratch is reserved before the level-0 view is taken', async () => {
+    // Scoring's first call allocates scratch; were that to grow the memory under the JS
+    // searcher's view of level 0, every list would read as empty.
+    const f = await openFixture(fixtures.get('cosine')!.index);
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
+    try {
+      f.setQuery(queries(f)[2]);
+      const got = resident.searchJs(f.scorer, 10, 100);
+      expectSame(got, f.js.search(f.scorer, f.graph, 10, 100));
+      expect(got.ords.length).toBe(10);
+    } finally {
+      resident.release();
+    }
+  });
+
+  it('rejects a query that does not fit the records (similarity ordinal, dims)', () => {
+    const f = fixtures.get('cosine')!;
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
+    const query = f.scorer.query;
+    try {
+      f.scorer.query = { ...query, similarity: 7 };
+      expect(() => resident.search(f.scorer, 10, 100)).toThrow(/similarity ordinal 7/);
+      f.scorer.query = { ...query, dims: 128 };
+      expect(() => resident.searchJs(f.scorer, 10, 100)).toThrow(/128 dims/);
+    } finally {
+      f.scorer.query = query;
+      resident.release();
+    }
+  });
+
+  it('takes visit limits as Lucene does, as a count: a fractional or negative limit is rejected', () => {
+    const f = fixtures.get('euclidean')!;
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
+    try {
+      f.setQuery(queries(f)[3]);
+      for (const limit of [3.5, -1, Number.NaN]) expect(() => resident.search(f.scorer, 10, 100, limit)).toThrow(/visit limit/);
+      expectSame(resident.search(f.scorer, 10, 100, 0), f.js.search(f.scorer, f.graph, 10, 100, null, 0));
     } finally {
       resident.release();
     }

@@ -42,14 +42,19 @@ export function loadSegment(handle: SegmentHandle): Promise<LoadedSegment> {
 async function open(handle: SegmentHandle): Promise<LoadedSegment> {
   const k = await threadKernels();
   const q = handle.quantized;
-  const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims, k);
-  if (!q || q.count === 0) {
-    return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, quantizer, scorer: null, graph: null };
-  }
-  const bytes = q.count * q.recordBytes;
-  const recordsPtr = k.alloc(bytes);
-  const planesPtr = k.alloc(4 * q.codeBytes);
+  // Everything allocated in kernel memory is freed again if any later step fails.
+  const undo: (() => void)[] = [];
   try {
+    const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims, k);
+    undo.push(() => quantizer.release());
+    if (!q || q.count === 0) {
+      return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, quantizer, scorer: null, graph: null };
+    }
+    const bytes = q.count * q.recordBytes;
+    const recordsPtr = k.alloc(bytes);
+    undo.push(() => k.free(recordsPtr));
+    const planesPtr = k.alloc(4 * q.codeBytes);
+    undo.push(() => k.free(planesPtr));
     readInto(q.path, q.offset, k.u8().subarray(recordsPtr, recordsPtr + bytes));
     let graph: OnHeapHnswGraph | null = null;
     if (handle.graph) {
@@ -60,12 +65,11 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
     const scorer = new BinaryQuantizedScorer(records, {
       planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
     });
+    undo.push(() => scorer.release());
     const search = graph ? ResidentGraphSearcher.load(k, records, graph, handle.liveOrds) : null;
     return { handle, kernels: k, recordsPtr, planesPtr, quantizer, scorer, graph: search };
   } catch (e) {
-    k.free(recordsPtr);
-    k.free(planesPtr);
-    quantizer.release();
+    for (const step of undo.reverse()) step();
     throw e;
   }
 }

@@ -43,6 +43,7 @@ export class ResidentGraphSearcher {
     private readonly liveOrds: Uint32Array | null,
     private readonly ptrs: { ctx: number; adj: number; visited: number; candidates: number; nbrOrds: number; nbrScores: number; pad: number; live: number },
     private readonly size: number,
+    private readonly codeBytes: number,
   ) {
     this.upper = new HnswGraphSearcher(size);
   }
@@ -55,6 +56,9 @@ export class ResidentGraphSearcher {
   static load(kernels: Kernels, records: ResidentRecords, graph: OnHeapHnswGraph, liveOrds: Uint32Array | null): ResidentGraphSearcher {
     const size = graph.size();
     if (size > records.count) throw new RangeError(`graph has ${size} nodes but only ${records.count} records`);
+    if (records.recordBytes < records.codeBytes + 16) {
+      throw new RangeError(`1-bit records of ${records.codeBytes} code bytes need at least ${records.codeBytes + 16} bytes, got ${records.recordBytes}`);
+    }
     const level0 = graph.store(0);
     const stride = level0.stride;
     const owned: number[] = [];
@@ -91,7 +95,7 @@ export class ResidentGraphSearcher {
       i32[c + CTX.nbrOrds / 4] = ptrs.nbrOrds;
       i32[c + CTX.nbrScores / 4] = ptrs.nbrScores;
       level0.adj = NO_LISTS;
-      return new ResidentGraphSearcher(kernels, graph, liveOrds, ptrs, size);
+      return new ResidentGraphSearcher(kernels, graph, liveOrds, ptrs, size, records.codeBytes);
     } catch (e) {
       for (const p of owned) kernels.free(p);
       throw e;
@@ -104,8 +108,11 @@ export class ResidentGraphSearcher {
    * at load.
    */
   search(scorer: BinaryQuantizedScorer, k: number, ef = k, visitedLimit = Infinity): KnnSearchResult {
-    if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
+    this.checkUsable(scorer);
     if (k <= 0 || this.size === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
+    if (visitedLimit !== Infinity && !(Number.isInteger(visitedLimit) && visitedLimit >= 0)) {
+      throw new RangeError(`visit limit must be a non-negative integer or Infinity, got ${visitedLimit}`);
+    }
     const limit = Math.min(visitedLimit, MAX_VISIT_LIMIT);
     const ep = this.upper.descend(scorer, this.graph, limit);
     let visited = this.upper.visitedSoFar;
@@ -155,28 +162,52 @@ export class ResidentGraphSearcher {
   /**
    * The same search on the all-JS HnswGraphSearcher, over a view of the resident level 0: for a
    * query's shared multi-segment queue (Lucene's MultiLeafKnnCollector), which the kernel does
-   * not do, and for side-by-side comparison. The view is dropped before returning (it would be
-   * invalid once the kernels' memory grows; the search itself allocates nothing there).
+   * not do, and for side-by-side comparison. The view would be detached if the kernels' memory
+   * grew during the search, so the scorer's scratch is reserved first (a search then allocates
+   * nothing in kernel memory), the memory is checked afterwards, and the view is dropped.
    */
   searchJs(scorer: BinaryQuantizedScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null): KnnSearchResult {
-    if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
+    this.checkUsable(scorer);
     const level0 = this.graph.store(0);
+    scorer.reserve(level0.stride);
     const base = this.ptrs.adj >>> 2;
-    level0.adj = this.kernels.i32().subarray(base, base + this.size * level0.stride);
+    const view = this.kernels.i32().subarray(base, base + this.size * level0.stride);
+    level0.adj = view;
     try {
-      return this.upper.search(scorer, this.graph, k, ef, this.liveOrds, Infinity, global);
+      const result = this.upper.search(scorer, this.graph, k, ef, this.liveOrds, Infinity, global);
+      if (view.buffer !== this.kernels.memory.buffer) throw new Error('ResidentGraphSearcher.searchJs: kernel memory grew during the search');
+      return result;
     } finally {
       level0.adj = NO_LISTS;
     }
   }
 
+  private checkUsable(scorer: BinaryQuantizedScorer): void {
+    if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
+    const q = scorer.query;
+    if (!(Number.isInteger(q.similarity) && q.similarity >= 0 && q.similarity <= 3)) throw new RangeError(`unknown similarity ordinal ${q.similarity}`);
+    const bits = 8 * this.codeBytes;
+    if (q.dims > bits || q.dims <= bits - 8) throw new RangeError(`query has ${q.dims} dims but codes are ${this.codeBytes} bytes`);
+  }
+
   private ensureQueue(k: number): void {
     if (k <= this.k) return;
-    this.freeQueue();
-    this.resultsPtr = this.kernels.alloc(8 * k, 8);
-    this.outOrdsPtr = this.kernels.alloc(4 * k);
-    this.outScoresPtr = this.kernels.alloc(4 * k);
-    this.k = k;
+    const kn = this.kernels;
+    const results = kn.alloc(8 * k, 8);
+    let outOrds = 0;
+    try {
+      outOrds = kn.alloc(4 * k);
+      const outScores = kn.alloc(4 * k);
+      this.freeQueue();
+      this.resultsPtr = results;
+      this.outOrdsPtr = outOrds;
+      this.outScoresPtr = outScores;
+      this.k = k;
+    } catch (e) {
+      kn.free(results);
+      if (outOrds !== 0) kn.free(outOrds);
+      throw e;
+    }
   }
 
   private freeQueue(): void {

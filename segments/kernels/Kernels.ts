@@ -199,6 +199,21 @@ export class Kernels {
     this.score(q, recordsPtr, recordSize, codeBytes, ordsPtr, 0, n, outPtr);
   }
 
+  /**
+   * Allocates now the scratch that scoring codes of `codeBytes` bytes needs (the padded copy of
+   * the query planes), so that later scoring calls do not allocate, and so cannot grow the
+   * memory under views a caller holds.
+   */
+  reserveOsqScratch(codeBytes: number): void {
+    const padBytes = 4 * ((codeBytes + 15) & ~15);
+    if (padBytes <= this.padBytes) return;
+    if (this.padPtr !== 0) this.heap.free(this.padPtr);
+    this.padPtr = 0;
+    this.padBytes = 0;
+    this.padPtr = this.heap.alloc(padBytes);
+    this.padBytes = padBytes;
+  }
+
   /** As scoreOsqOrds for the records startOrd .. startOrd + n - 1. */
   scoreOsqRange(q: OsqQuery, recordsPtr: number, recordSize: number, codeBytes: number, startOrd: number, n: number, outPtr: number): void {
     this.score(q, recordsPtr, recordSize, codeBytes, 0, startOrd, n, outPtr);
@@ -218,12 +233,7 @@ export class Kernels {
       throw new RangeError(`unknown similarity ordinal ${q.similarity}`);
     }
     if (n <= 0) return;
-    const padBytes = 4 * ((codeBytes + 15) & ~15);
-    if (padBytes > this.padBytes) {
-      if (this.padPtr !== 0) this.heap.free(this.padPtr);
-      this.padPtr = this.heap.alloc(padBytes);
-      this.padBytes = padBytes;
-    }
+    this.reserveOsqScratch(codeBytes);
     this.x.osqScore(
       q.planesPtr, codeBytes, this.padPtr,
       recordsPtr, recordSize, ordsPtr, startOrd, n, outPtr,

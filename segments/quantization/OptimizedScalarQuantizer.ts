@@ -136,8 +136,9 @@ export class OptimizedScalarQuantizer {
     let daa = 0, dab = 0, dbb = 0, dax = 0, dbx = 0;
     for (let i = 0; i < vector.length; i++) {
       const xi = vector[i];
-      // clamp inlined as ternaries: identical to min(max(x, a), b) for finite values, and much faster here.
-      const c = (xi < a ? a : xi > b ? b : xi) - a;
+      // Lucene's clamp, min(max(x, a), b), as two ternaries (much faster here); also right when a > b.
+      const lo = xi < a ? a : xi;
+      const c = (lo > b ? b : lo) - a;
       const xiq = a + step * roundSmall(c * stepInv);
       const d = xi - xiq;
       xe += xi * d;

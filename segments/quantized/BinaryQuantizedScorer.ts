@@ -35,6 +35,12 @@ export class BinaryQuantizedScorer implements RandomVectorScorer {
     this.ensure(64);
   }
 
+  /** Allocates now everything scoring up to `n` ords per call needs: later calls allocate nothing. */
+  reserve(n: number): void {
+    this.ensure(n);
+    this.k.reserveOsqScratch(this.records.codeBytes);
+  }
+
   private ensure(n: number): void {
     if (n <= this.capacity) return;
     if (this.capacity > 0) {
