@@ -18,7 +18,8 @@ export interface LatencySummary {
   readonly max: number | null;
 }
 
-export interface Counts {
+/** Requests by outcome. */
+export interface OutcomeCounts {
   readonly sent: number;
   readonly ok: number;
   /** 429 and 503 answers (load shedding). */
@@ -29,6 +30,9 @@ export interface Counts {
   readonly error: number;
   /** Requests the generator sent more than `late_threshold_ms` after their intended time. */
   readonly late: number;
+}
+
+export interface Counts extends OutcomeCounts {
   readonly timeout_client: number;
   readonly timeout_server: number;
   readonly timeout_deadline: number;
@@ -37,19 +41,13 @@ export interface Counts {
 }
 
 /** One second of the run, bucketed by the requests' intended send time. */
-export interface SecondStats {
+export interface SecondStats extends OutcomeCounts {
   /** Seconds since the start of the run (warm-up included). */
   readonly t: number;
   /** `warmup` if the second overlaps the warm-up; `drain`: after the last arrival, only completions. */
   readonly phase: 'warmup' | 'steady' | 'drain';
   /** Seconds of this bucket inside the arrival schedule (1 except for a partial last second). */
   readonly span_s: number;
-  readonly sent: number;
-  readonly ok: number;
-  readonly shed: number;
-  readonly timeout: number;
-  readonly error: number;
-  readonly late: number;
   /** Responses of any kind that completed in this second (by completion time). */
   readonly completed: number;
   /** Latency of the ok requests intended in this second. */

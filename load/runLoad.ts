@@ -64,13 +64,17 @@ export interface LoadOptions {
 const HIST_MAX_US = 120_000_000;
 const MAX_RATE = 100_000;
 
-interface Tally {
+/** Requests by outcome (the report's OutcomeCounts, counted as the run goes). */
+interface Outcomes {
   sent: number;
   ok: number;
   shed: number;
   timeout: number;
   error: number;
   late: number;
+}
+
+interface Tally extends Outcomes {
   /** Requests that got an HTTP answer of any status. */
   responded: number;
   timeoutClient: number;
@@ -80,13 +84,7 @@ interface Tally {
   status: Map<string, number>;
 }
 
-interface Bucket {
-  sent: number;
-  ok: number;
-  shed: number;
-  timeout: number;
-  error: number;
-  late: number;
+interface Bucket extends Outcomes {
   completed: number;
   lat: number[] | null;
   p50: number | null;

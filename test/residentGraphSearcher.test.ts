@@ -66,6 +66,16 @@ afterAll(async () => {
   await Executor.shutdown();
 });
 
+/** Runs `use` with a ResidentGraphSearcher over a fresh copy of the fixture's graph, released afterwards. */
+function withResident(f: Fixture, use: (resident: ResidentGraphSearcher) => void, live: Uint32Array | null = null): void {
+  const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), live);
+  try {
+    use(resident);
+  } finally {
+    resident.release();
+  }
+}
+
 function queries(f: Fixture): Float32Array[] {
   const d = f.index.dims;
   return Array.from({ length: f.index.queries.length / d }, (_, i) => f.index.queries.subarray(i * d, (i + 1) * d));
@@ -82,8 +92,7 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
   for (const similarity of GEN_SIMILARITIES) {
     it(`${similarity}: same ords, scores and visited count for k 1..100 and ef 1..150`, () => {
       const f = fixtures.get(similarity)!;
-      const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
-      try {
+      withResident(f, (resident) => {
         for (const [i, v] of queries(f).entries()) {
           f.setQuery(v);
           for (const [k, ef] of [[10, 100], [1, 1], [50, 20], [100, 150]]) {
@@ -92,9 +101,7 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
             expectSame(resident.search(f.scorer, k, ef), expected);
           }
         }
-      } finally {
-        resident.release();
-      }
+      });
     });
   }
 
@@ -103,23 +110,19 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
     const rng = mulberry32(3);
     const live = new Uint32Array(Math.ceil(f.records.count / 32));
     for (let o = 0; o < f.records.count; o++) if (rng() < 0.6) live[o >>> 5] |= 1 << (o & 31);
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), live);
-    try {
+    withResident(f, (resident) => {
       for (const v of queries(f)) {
         f.setQuery(v);
         const expected = f.js.search(f.scorer, f.graph, 20, 80, live);
         for (const o of expected.ords) expect((live[o >>> 5] >>> (o & 31)) & 1).toBe(1);
         expectSame(resident.search(f.scorer, 20, 80), expected);
       }
-    } finally {
-      resident.release();
-    }
+    }, live);
   });
 
   it('stops at the visit limit exactly where the JS searcher stops, and reports early termination', () => {
     const f = fixtures.get('euclidean')!;
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
-    try {
+    withResident(f, (resident) => {
       f.setQuery(queries(f)[0]);
       const unlimited = f.js.search(f.scorer, f.graph, 10, 100).visited;
       for (const limit of [1, 5, 37, Math.floor(unlimited / 2), unlimited, unlimited + 1, 10_000]) {
@@ -127,15 +130,12 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
         expectSame(resident.search(f.scorer, 10, 100, limit), expected);
         expect(expected.earlyTerminated).toBe(limit <= unlimited);
       }
-    } finally {
-      resident.release();
-    }
+    });
   });
 
   it('returns every node, best first, when the queue covers the whole graph', () => {
     const f = fixtures.get('dot_product')!;
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
-    try {
+    withResident(f, (resident) => {
       f.setQuery(queries(f)[1]);
       const n = f.graph.size();
       const r = resident.search(f.scorer, n + 10, n + 10);
@@ -144,9 +144,7 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
       for (let i = 1; i < r.ords.length; i++) {
         expect(r.scores[i] < r.scores[i - 1] || (r.scores[i] === r.scores[i - 1] && r.ords[i] > r.ords[i - 1])).toBe(true);
       }
-    } finally {
-      resident.release();
-    }
+    });
   });
 
   it('takes the graph over (its heap level 0 is released) and still answers the JS search the same way', () => {
@@ -171,15 +169,12 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
     // Scoring's first call allocates scratch; were that to grow the memory under the JS
     // searcher's view of level 0, every list would read as empty.
     const f = await openFixture(fixtures.get('cosine')!.index);
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
-    try {
+    withResident(f, (resident) => {
       f.setQuery(queries(f)[2]);
       const got = resident.searchJs(f.scorer, 10, 100);
       expectSame(got, f.js.search(f.scorer, f.graph, 10, 100));
       expect(got.ords.length).toBe(10);
-    } finally {
-      resident.release();
-    }
+    });
   });
 
   it('rejects a query that does not fit the records (similarity ordinal, dims)', () => {
@@ -199,14 +194,11 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
 
   it('takes visit limits as Lucene does, as a count: a fractional or negative limit is rejected', () => {
     const f = fixtures.get('euclidean')!;
-    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
-    try {
+    withResident(f, (resident) => {
       f.setQuery(queries(f)[3]);
       for (const limit of [3.5, -1, Number.NaN]) expect(() => resident.search(f.scorer, 10, 100, limit)).toThrow(/visit limit/);
       expectSame(resident.search(f.scorer, 10, 100, 0), f.js.search(f.scorer, f.graph, 10, 100, null, 0));
-    } finally {
-      resident.release();
-    }
+    });
   });
 
   it('frees its kernel memory on release and refuses use afterwards', () => {

@@ -1,4 +1,4 @@
-import type { Kernels } from '../kernels/Kernels.js';
+import { Kernels } from '../kernels/Kernels.js';
 import type { BinaryQuantizedScorer, ResidentRecords } from '../quantized/BinaryQuantizedScorer.js';
 import type { GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
 import { HnswGraphSearcher, type KnnSearchResult } from './HnswGraphSearcher.js';
@@ -56,9 +56,7 @@ export class ResidentGraphSearcher {
   static load(kernels: Kernels, records: ResidentRecords, graph: OnHeapHnswGraph, liveOrds: Uint32Array | null): ResidentGraphSearcher {
     const size = graph.size();
     if (size > records.count) throw new RangeError(`graph has ${size} nodes but only ${records.count} records`);
-    if (records.recordBytes < records.codeBytes + 16) {
-      throw new RangeError(`1-bit records of ${records.codeBytes} code bytes need at least ${records.codeBytes + 16} bytes, got ${records.recordBytes}`);
-    }
+    Kernels.checkOsqRecords(records.recordBytes, records.codeBytes);
     const level0 = graph.store(0);
     const stride = level0.stride;
     const owned: number[] = [];
@@ -184,10 +182,7 @@ export class ResidentGraphSearcher {
 
   private checkUsable(scorer: BinaryQuantizedScorer): void {
     if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
-    const q = scorer.query;
-    if (!(Number.isInteger(q.similarity) && q.similarity >= 0 && q.similarity <= 3)) throw new RangeError(`unknown similarity ordinal ${q.similarity}`);
-    const bits = 8 * this.codeBytes;
-    if (q.dims > bits || q.dims <= bits - 8) throw new RangeError(`query has ${q.dims} dims but codes are ${this.codeBytes} bytes`);
+    Kernels.checkOsqQuery(scorer.query, this.codeBytes);
   }
 
   private ensureQueue(k: number): void {

@@ -199,6 +199,23 @@ export class Kernels {
     this.score(q, recordsPtr, recordSize, codeBytes, ordsPtr, 0, n, outPtr);
   }
 
+  /** Throws unless 1-bit codes of `codeBytes` bytes fit records of `recordSize` bytes (code + 16 bytes of corrections). */
+  static checkOsqRecords(recordSize: number, codeBytes: number): void {
+    if (recordSize < codeBytes + 16) {
+      throw new RangeError(`1-bit records of ${codeBytes} code bytes need at least ${codeBytes + 16} bytes, got ${recordSize}`);
+    }
+  }
+
+  /** Throws unless `q` can be scored against codes of `codeBytes` bytes (its dims, a known similarity). */
+  static checkOsqQuery(q: Pick<OsqQuery, 'dims' | 'similarity'>, codeBytes: number): void {
+    if (q.dims > codeBytes * 8 || q.dims <= codeBytes * 8 - 8) {
+      throw new RangeError(`query has ${q.dims} dims but codes are ${codeBytes} bytes`);
+    }
+    if (q.similarity < 0 || q.similarity > 3 || !Number.isInteger(q.similarity)) {
+      throw new RangeError(`unknown similarity ordinal ${q.similarity}`);
+    }
+  }
+
   /**
    * Allocates now the scratch that scoring codes of `codeBytes` bytes needs (the padded copy of
    * the query planes), so that later scoring calls do not allocate, and so cannot grow the
@@ -223,15 +240,8 @@ export class Kernels {
     q: OsqQuery, recordsPtr: number, recordSize: number, codeBytes: number,
     ordsPtr: number, startOrd: number, n: number, outPtr: number,
   ): void {
-    if (recordSize < codeBytes + 16) {
-      throw new RangeError(`1-bit records of ${codeBytes} code bytes need at least ${codeBytes + 16} bytes, got ${recordSize}`);
-    }
-    if (q.dims > codeBytes * 8 || q.dims <= codeBytes * 8 - 8) {
-      throw new RangeError(`query has ${q.dims} dims but codes are ${codeBytes} bytes`);
-    }
-    if (q.similarity < 0 || q.similarity > 3 || !Number.isInteger(q.similarity)) {
-      throw new RangeError(`unknown similarity ordinal ${q.similarity}`);
-    }
+    Kernels.checkOsqRecords(recordSize, codeBytes);
+    Kernels.checkOsqQuery(q, codeBytes);
     if (n <= 0) return;
     this.reserveOsqScratch(codeBytes);
     this.x.osqScore(

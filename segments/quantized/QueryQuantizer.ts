@@ -29,6 +29,7 @@ export class QueryQuantizer {
   private readonly scratch: Float32Array | null;
   private readonly nibbles: Uint8Array;
   private scratchPtr = 0;
+  private view: Float32Array | null = null;
 
   constructor(
     readonly similarity: VectorSimilarityFunction,
@@ -60,13 +61,16 @@ export class QueryQuantizer {
   release(): void {
     if (this.kernels && this.scratchPtr !== 0) this.kernels.free(this.scratchPtr);
     this.scratchPtr = 0;
+    this.view = null;
   }
 
+  /** The query scratch; in kernel memory, a view re-made only when the memory has grown. */
   private scratchVector(): Float32Array {
     if (this.scratch) return this.scratch;
     if (this.scratchPtr === 0) throw new Error('QueryQuantizer: used after release()');
-    const at = this.scratchPtr >>> 2;
-    return this.kernels!.f32().subarray(at, at + this.dims);
+    const memory = this.kernels!.memory.buffer;
+    if (this.view === null || this.view.buffer !== memory) this.view = new Float32Array(memory, this.scratchPtr, this.dims);
+    return this.view;
   }
 
   /** Writes the planes into `planes` (4 x codeBytes) and returns the corrections. */

@@ -131,6 +131,13 @@ function touchMapped(m: MappedFile, off: number): number {
   return f[at] + f[at + 1023];
 }
 
+/** Reads one float at each end of every page of the batch (faulting in what is not resident). */
+function touchBatch(m: MappedFile, b: Batch): void {
+  let s = 0;
+  for (let k = 0; k < b.n; k++) s += touchMapped(m, b.offsets[k]);
+  sink += s;
+}
+
 function verifyMapped(m: MappedFile, batch: Batch): number {
   let bad = 0;
   for (let k = 0; k < batch.n; k++) {
@@ -162,9 +169,7 @@ function mmapTouch(name: string, m: MappedFile, what: string, maxColdBatches?: n
     maxColdBatches,
     run(b) {
       const t0 = performance.now();
-      let s = 0;
-      for (let k = 0; k < b.n; k++) s += touchMapped(m, b.offsets[k]);
-      sink += s;
+      touchBatch(m, b);
       return performance.now() - t0;
     },
     verify: (b) => verifyMapped(m, b),
@@ -184,9 +189,7 @@ function mmapWillneed(name: string, m: MappedFile, what: string, gateWithMincore
         if (gateWithMincore && m.isResident(off, PAGE)) continue;
         m.prefetch(off, PAGE);
       }
-      let s = 0;
-      for (let k = 0; k < b.n; k++) s += touchMapped(m, b.offsets[k]);
-      sink += s;
+      touchBatch(m, b);
       return performance.now() - t0;
     },
     verify: (b) => verifyMapped(m, b),
@@ -209,9 +212,7 @@ function mmapSampledGate(m: MappedFile, sample: number): ReadPath {
       const step = Math.max(1, Math.floor(b.n / sample));
       for (let k = 0; k < b.n && warm; k += step) warm = m.isResident(b.offsets[k], PAGE);
       if (!warm) for (let k = 0; k < b.n; k++) m.prefetch(b.offsets[k], PAGE);
-      let s = 0;
-      for (let k = 0; k < b.n; k++) s += touchMapped(m, b.offsets[k]);
-      sink += s;
+      touchBatch(m, b);
       return performance.now() - t0;
     },
     verify: (b) => verifyMapped(m, b),
@@ -235,9 +236,7 @@ function mmapUringAdvice(m: MappedFile, ring: IoUring): ReadPath {
         }
       }
       if (ring.drain() > 0) throw new Error(`io_uring madvise failed: errno ${ring.lastErrno}`);
-      let s = 0;
-      for (let k = 0; k < b.n; k++) s += touchMapped(m, b.offsets[k]);
-      sink += s;
+      touchBatch(m, b);
       return performance.now() - t0;
     },
     verify: (b) => verifyMapped(m, b),
@@ -272,9 +271,7 @@ async function mmapParallel(file: string, m: MappedFile, workers: number, maxPag
       Atomics.store(ctrl, 0, ++seq);
       Atomics.notify(ctrl, 0);
       for (let done = Atomics.load(ctrl, 2); done < workers; done = Atomics.load(ctrl, 2)) Atomics.wait(ctrl, 2, done);
-      let s = 0;
-      for (let k = 0; k < b.n; k++) s += touchMapped(m, b.offsets[k]);
-      sink += s;
+      touchBatch(m, b);
       return performance.now() - t0;
     },
     verify: (b) => verifyMapped(m, b),
