@@ -1,4 +1,4 @@
-import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 
 /**
  * The serializable form of a values source: executor workers evaluate it next to the fp32

@@ -1,16 +1,20 @@
-import { Executor } from '../src/executor/Executor.js';
-import type { QueryStats, ReadPath } from '../src/api/types.js';
+import type { TaskExecutor } from './executor/TaskExecutor.js';
+import type { QueryStats } from './QueryStats.js';
+import type { ReadPath } from './ReadPath.js';
 import type { IndexReader, LeafReaderContext } from '../segments/index/IndexReader.js';
 import { DocAndScoreQuery } from './DocAndScoreQuery.js';
 import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
-import type { Query, SearchContext } from './Query.js';
+import type { LeafSlice, Query, SearchContext, Searcher } from './Query.js';
+
+export type { LeafSlice } from './Query.js';
 import { QueryStatsCollector } from './QueryStatsCollector.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { floatCompare } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 
 export interface IndexSearcherOptions {
-  readonly executor?: Executor;
+  /** Runs the first phase and rescoring (the service passes its process-wide pool). */
+  readonly executor: TaskExecutor;
   /** Default read path for rescoring (per search overridable). */
   readonly readPath?: ReadPath;
   /** Default prefetch policy for the prefetching read paths. */
@@ -37,10 +41,6 @@ export interface SearchOutcome {
   readonly prefetchThreads: readonly number[];
 }
 
-/** A group of leaves searched by one executor task (Lucene's IndexSearcher.LeafSlice). */
-export interface LeafSlice {
-  readonly leaves: readonly LeafReaderContext[];
-}
 
 export const DEFAULT_READ_PATH: ReadPath = 'mmap+parallel';
 export const DEFAULT_PREFETCH_POLICY: PrefetchPolicyName = 'adaptive';
@@ -52,8 +52,8 @@ export const DEFAULT_INITIAL_PREFETCH_DISTANCE = 8;
  * TaskExecutor: queries rewrite to a DocAndScoreQuery (first phase and rescoring run during
  * rewrite, on the executor), then the top n are taken by score desc, doc asc.
  */
-export class IndexSearcher {
-  readonly executor: Executor;
+export class IndexSearcher implements Searcher {
+  readonly executor: TaskExecutor;
   readonly slices: readonly LeafSlice[];
   readonly readPath: ReadPath;
   readonly prefetchPolicy: PrefetchPolicyName;
@@ -64,9 +64,9 @@ export class IndexSearcher {
 
   constructor(
     readonly reader: IndexReader,
-    options: IndexSearcherOptions = {},
+    options: IndexSearcherOptions,
   ) {
-    this.executor = options.executor ?? Executor.get();
+    this.executor = options.executor;
     this.slices = IndexSearcher.slices(reader.leaves, this.executor.threads);
     this.readPath = options.readPath ?? DEFAULT_READ_PATH;
     this.prefetchPolicy = options.prefetchPolicy ?? DEFAULT_PREFETCH_POLICY;

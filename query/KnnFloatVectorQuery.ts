@@ -1,9 +1,9 @@
 import { DocAndScoreQuery } from './DocAndScoreQuery.js';
-import type { IndexSearcher } from './IndexSearcher.js';
-import { Query, type SearchContext } from './Query.js';
+import { Query, type SearchContext, type Searcher } from './Query.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
+import { KNN_SLICE } from './knn/knnSlice.js';
 
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
@@ -47,7 +47,7 @@ export class KnnFloatVectorQuery extends Query {
     }
   }
 
-  async rewrite(searcher: IndexSearcher, ctx: SearchContext): Promise<DocAndScoreQuery> {
+  async rewrite(searcher: Searcher, ctx: SearchContext): Promise<DocAndScoreQuery> {
     const field = searcher.reader.field;
     if (field.name !== this.field) throw new RangeError(`unknown vector field "${this.field}" (the index has "${field.name}")`);
     if (field.dims !== this.target.length) {
@@ -59,7 +59,7 @@ export class KnnFloatVectorQuery extends Query {
     const sliceResults = await Promise.all(
       searcher.slices.map((slice) =>
         searcher.executor.run(
-          'knn.slice',
+          KNN_SLICE,
           { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef, global, js: this.options.graphSearch === 'js' },
         ),
       ),

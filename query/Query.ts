@@ -1,7 +1,8 @@
-import type { ReadPath } from '../src/api/types.js';
+import type { ReadPath } from './ReadPath.js';
 import type { PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
 import type { QueryStatsCollector } from './QueryStatsCollector.js';
-import type { IndexSearcher } from './IndexSearcher.js';
+import type { IndexReader, LeafReaderContext } from '../segments/index/IndexReader.js';
+import type { TaskExecutor } from './executor/TaskExecutor.js';
 
 /** Per-search settings and accumulators, threaded through every rewrite. */
 export interface SearchContext {
@@ -13,11 +14,34 @@ export interface SearchContext {
   readonly trace?: boolean;
 }
 
+/** A group of leaves searched by one executor task (Lucene's IndexSearcher.LeafSlice). */
+export interface LeafSlice {
+  readonly leaves: readonly LeafReaderContext[];
+}
+
+/**
+ * What a query's rewrite may use of the searcher running it (IndexSearcher implements it; the
+ * interface keeps queries from depending on the searcher's module, and the searcher on theirs).
+ */
+export interface Searcher {
+  readonly reader: IndexReader;
+  readonly executor: TaskExecutor;
+  readonly slices: readonly LeafSlice[];
+  /** Prefetch policy state per leaf, shared by all workers (see PrefetchPolicy). */
+  readonly policyState: Int32Array;
+  /** I/O requests the process keeps in flight at most, shared by concurrent rescoring tasks. */
+  readonly ioConcurrency: number;
+  /** First prefetch distance of a ring (it ramps up from here). */
+  readonly initialPrefetchDistance: number;
+  /** Rewrites to a fixed point. */
+  rewrite(query: Query, ctx: SearchContext): Promise<Query>;
+}
+
 /**
  * A query that reaches its final form by rewriting (Lucene style: kNN and rescoring do all their
  * work in rewrite and end as a DocAndScoreQuery). `rewrite` returns `this` when already final.
  */
 export abstract class Query {
-  abstract rewrite(searcher: IndexSearcher, ctx: SearchContext): Promise<Query>;
+  abstract rewrite(searcher: Searcher, ctx: SearchContext): Promise<Query>;
   abstract toString(): string;
 }

@@ -1,4 +1,5 @@
-import type { QueryStats, ReadPath } from '../src/api/types.js';
+import type { QueryStats } from './QueryStats.js';
+import type { ReadPath } from './ReadPath.js';
 import { addCounters, newCounters, type RescoreCounters } from './prefetch/RescoreCounters.js';
 
 /** Accumulates one search's counters and phase timings; `toStats()` freezes them into QueryStats. */

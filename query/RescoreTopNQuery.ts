@@ -3,8 +3,7 @@ import { leafOf } from '../segments/index/IndexReader.js';
 import { DocAndScoreQuery } from './DocAndScoreQuery.js';
 import { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource, specTargets } from './DoubleValuesSource.js';
 import { HitQueue } from './HitQueue.js';
-import type { IndexSearcher } from './IndexSearcher.js';
-import { Query, type SearchContext } from './Query.js';
+import { Query, type SearchContext, type Searcher } from './Query.js';
 import { planRescore, runRescorePlan } from './rescore/Rescorer.js';
 
 /**
@@ -33,7 +32,7 @@ export class RescoreTopNQuery extends Query {
     return new RescoreTopNQuery(query, new FullPrecisionFloatVectorSimilarityValuesSource(target, field), n);
   }
 
-  async rewrite(searcher: IndexSearcher, ctx: SearchContext): Promise<Query> {
+  async rewrite(searcher: Searcher, ctx: SearchContext): Promise<Query> {
     const inner = await searcher.rewrite(this.query, ctx);
     if (!(inner instanceof DocAndScoreQuery)) throw new Error(`inner query ${inner} did not rewrite to a DocAndScoreQuery`);
     ctx.stats.candidates += inner.size;

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { Executor } from './executor/Executor.js';
 import { formatDuration } from './progress/Progress.js';
-import { buildIndex, DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
+import { DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
+import { buildIndex } from './api/buildIndex.js';
 import { parseVectorFormat } from '../segments/input/index.js';
-import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 
 export const BUILD_USAGE = `Usage: prescore build --input FILE --out DIR --similarity S [options]
 

@@ -3,11 +3,11 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync, existsSync, truncateSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Executor } from '../src/executor/Executor.js';
-import { buildIndex } from '../segments/index/IndexBuilder.js';
+import { buildIndex } from '../src/api/buildIndex.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { listCommitGenerations } from '../segments/index/CommitPoint.js';
 import { writeFvecs, writeNpy, InputError } from '../segments/input/index.js';
-import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { generateVectors } from '../src/gen/generateDataset.js';
 
 let root: string;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readIvecs } from '../segments/input/XvecsReader.js';
-import { readAllVectors } from '../segments/input/VectorSource.js';
+import { readAllVectors } from '../segments/input/openVectorSource.js';
 import { Executor } from '../src/executor/Executor.js';
 import { GENERATOR_VERSION } from '../src/gen/DatasetSpec.js';
 import { genCommand } from '../src/gen/genCommand.js';

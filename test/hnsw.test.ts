@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { HnswGraphBuilder } from '../segments/hnsw/HnswGraphBuilder.js';
 import { exactSearch, HnswGraphSearcher, searchGraph } from '../segments/hnsw/HnswGraphSearcher.js';
 import { NeighborQueue, nextUpFloat } from '../segments/hnsw/NeighborQueue.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 import { HnswGraphBuilder } from '../segments/hnsw/HnswGraphBuilder.js';
 import { exactSearch, searchGraph } from '../segments/hnsw/HnswGraphSearcher.js';

@@ -9,9 +9,8 @@ import {
   detectFormat,
   openVectorSource,
   readAllVectors,
-  type VectorBatch,
-  type VectorSource,
-} from '../segments/input/VectorSource.js';
+} from '../segments/input/openVectorSource.js';
+import type { VectorBatch, VectorSource } from '../segments/input/VectorSource.js';
 import { readIvecs } from '../segments/input/XvecsReader.js';
 import { FvecsWriter, IvecsWriter, writeFvecs, writeIvecs } from '../segments/input/XvecsWriter.js';
 import { firstNonFinite } from '../segments/input/finite.js';

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Kernels, type OsqQuery } from '../segments/kernels/Kernels.js';
 import { JsKernels, QUERY_SCALE_4BIT, type JsOsqQuery } from '../segments/kernels/JsKernels.js';
 import { FirstFitHeap } from '../segments/kernels/FirstFitHeap.js';
-import * as VectorUtil from '../query/VectorUtil.js';
+import * as VectorUtil from '../segments/util/VectorUtil.js';
 import { mulberry32 as rng } from '../src/gen/Rng.js';
 
 // ---- helpers: the SINGLE_BIT_QUERY_NIBBLE layouts (lucene-compat.md §4.4), kept local ----------

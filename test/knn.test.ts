@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
 import { JsKernels } from '../segments/kernels/JsKernels.js';
 import { Kernels } from '../segments/kernels/Kernels.js';
-import { IndexSearcher } from '../query/IndexSearcher.js';
+import { IndexSearcher } from '../src/api/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
 import { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
 import { QueryStatsCollector } from '../query/QueryStatsCollector.js';

@@ -10,6 +10,7 @@ import { openIndex } from '../src/api/openIndex.js';
 import { openLuceneIndex, type OpenLuceneIndexOptions } from '../src/api/openLuceneIndex.js';
 import { MAX_NUM_CANDIDATES, READ_PATHS, type SearchHit, type VectorIndex } from '../src/api/types.js';
 import { Executor } from '../src/executor/Executor.js';
+import { segmentBuilder } from '../src/executor/tasks.js';
 import { serveCommand, startServer, type RunningServer, type ServeIo } from '../src/http/index.js';
 import { indexOpener } from '../src/indexOpener.js';
 import { appendFooter, checkIndexHeader, writeIndexHeader } from '../segments/codec/CodecUtil.js';
@@ -24,7 +25,7 @@ import { checkServableField, type PresentVectorField } from '../segments/lucene/
 import { defaultSidecarDir } from '../segments/lucene/LuceneSidecar.js';
 import { docToOrd, ordToDoc } from '../segments/index/SegmentHandle.js';
 import { readSliceBytes } from '../segments/store/FileSlice.js';
-import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { LUCENE_FIXTURE_ZIPS, luceneFixturesDir, type LuceneFixtureZip } from './support/luceneFixtures.js';
 
 const FIXTURES = luceneFixturesDir();
@@ -82,7 +83,7 @@ afterAll(async () => {
 });
 
 function readerOptions(zip: Zip, extra: Partial<LuceneIndexReaderOptions> = {}): LuceneIndexReaderOptions {
-  return { field: 'knn_field', sidecarDir: sidecars[zip], executor: Executor.get(), ...extra };
+  return { field: 'knn_field', sidecarDir: sidecars[zip], buildSegment: segmentBuilder(Executor.get()), ...extra };
 }
 
 function openFixture(zip: Zip, extra: OpenLuceneIndexOptions = {}): Promise<VectorIndex> {
@@ -515,7 +516,7 @@ describe('Lucene indexes served by prescore', () => {
     const saved = process.env.XDG_CACHE_HOME;
     process.env.XDG_CACHE_HOME = cache;
     try {
-      const reader = await LuceneIndexReader.open(dirs[zip], { executor: Executor.get() });
+      const reader = await LuceneIndexReader.open(dirs[zip], { buildSegment: segmentBuilder(Executor.get()) });
       expect(reader.field.name).toBe('knn_field');
       expect(reader.sidecarDir).toBe(defaultSidecarDir(reader.dir, 'knn_field'));
       expect(reader.sidecarDir.startsWith(join(cache, 'prescore', 'lucene-sidecars') + '/')).toBe(true);

@@ -3,7 +3,7 @@ import { FloatHeap, GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilar
 import { HnswGraphBuilder } from '../segments/hnsw/HnswGraphBuilder.js';
 import { HnswGraphSearcher } from '../segments/hnsw/HnswGraphSearcher.js';
 import { Fp32ScorerSupplier } from '../segments/hnsw/RandomVectorScorer.js';
-import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { clusteredVectors } from '../src/bench/hnsw.js';
 
 describe('GlobalSimilarityQueue (the query-wide k best, shared by every segment)', () => {

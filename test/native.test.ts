@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { MappedFile } from '../src/native/MappedFile.js';
-import { IoBuffer, IoUring, openForRead, closeFile } from '../src/native/IoUring.js';
-import { evictFromPageCache, residency } from '../src/native/PageCache.js';
-import { AlignedMemory, NativeError, O_RDONLY, PAGE_SIZE, open as libcOpen, pread } from '../src/native/libc.js';
+import { MappedFile } from '../segments/store/native/MappedFile.js';
+import { IoBuffer, IoUring, openForRead, closeFile } from '../segments/store/native/IoUring.js';
+import { evictFromPageCache, residency } from '../segments/store/native/PageCache.js';
+import { AlignedMemory, NativeError, O_RDONLY, PAGE_SIZE, open as libcOpen, pread } from '../segments/store/native/libc.js';
 import { mulberry32 as rng } from '../src/gen/Rng.js';
 
 const MiB = 1 << 20;

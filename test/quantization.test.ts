@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { packAsBinary, transposeHalfByte, binaryCodeBytes, discretize } from '../segments/quantization/BitPacking.js';
 import { OptimizedScalarQuantizer, roundSmall } from '../segments/quantization/OptimizedScalarQuantizer.js';
-import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { binaryRecordBytes } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
 import { mulberry32 } from '../src/gen/Rng.js';
 import { Kernels } from '../segments/kernels/Kernels.js';

@@ -10,7 +10,7 @@ import { ResidentGraphSearcher } from '../segments/hnsw/ResidentGraphSearcher.js
 import { Kernels } from '../segments/kernels/Kernels.js';
 import { BinaryQuantizedScorer, type ResidentRecords } from '../segments/quantized/BinaryQuantizedScorer.js';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
-import { VectorSimilarityFunction } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { mulberry32 } from '../src/gen/Rng.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 

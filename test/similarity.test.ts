@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VectorSimilarityFunction as Sim } from '../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction as Sim } from '../segments/index/VectorSimilarityFunction.js';
 
 const bits = (x: number) => new DataView(Float32Array.of(x).buffer).getUint32(0, true);
 const v = (...xs: number[]) => Float32Array.from(xs);

@@ -1,7 +1,8 @@
-import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
-import { exactSearch } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue.js';
-import { loadSegment } from './WorkerSegments.js';
+import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
+import { searchSegment, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
+import { loadSegment } from '../../segments/index/WorkerSegments.js';
+import { defineTask } from '../executor/Task.js';
 
 export interface KnnSliceArgs {
   readonly segments: readonly SegmentHandle[];
@@ -16,50 +17,21 @@ export interface KnnSliceArgs {
   readonly js?: boolean;
 }
 
-export interface SegmentKnnResult {
-  /** Segment-local docs, best first (score desc, then doc asc). */
-  readonly docs: Int32Array;
-  readonly scores: Float32Array;
-  readonly visited: number;
+export interface KnnSliceResult {
+  readonly segments: SegmentKnnResult[];
 }
 
+export const KNN_SLICE = defineTask<KnnSliceArgs, KnnSliceResult>('knn.slice');
+export const LOAD_SEGMENTS = defineTask<{ readonly segments: readonly SegmentHandle[] }, number>('index.load');
+
 /**
- * Executor task `knn.slice`: the first phase over a slice of segments. Per segment: quantize the
- * query to 4 bits against that segment's centroid (COSINE normalized first), then score docs with
- * Lucene's 1-bit estimator — HNSW search when the segment has a graph, an exhaustive scan
- * otherwise — keeping the top k (equal scores: lower doc first) among live docs.
+ * Executor task `knn.slice`: the first phase over a slice of segments (Lucene's LeafSlice), each
+ * searched through the segment's own kNN entry, in slice order.
  */
-export async function knnSlice(args: KnnSliceArgs): Promise<{ segments: SegmentKnnResult[] }> {
+export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult> {
   const out: SegmentKnnResult[] = [];
   const global = args.global ? new GlobalSimilarityQueue(args.global) : null;
-  for (const handle of args.segments) {
-    const seg = await loadSegment(handle);
-    const q = handle.quantized;
-    if (!seg.scorer || !q) {
-      out.push({ docs: new Int32Array(0), scores: new Float32Array(0), visited: 0 });
-      continue;
-    }
-    const planes = seg.kernels.u8().subarray(seg.planesPtr, seg.planesPtr + 4 * q.codeBytes);
-    const qq = seg.quantizer.quantize(args.target, q.centroid, planes);
-    seg.scorer.query = {
-      planesPtr: seg.planesPtr,
-      lower: qq.lower,
-      upper: qq.upper,
-      additionalCorrection: qq.additionalCorrection,
-      componentSum: qq.componentSum,
-      dims: handle.dims,
-      similarity: handle.similarity,
-      centroidDP: q.centroidDP,
-    };
-    const result = !seg.graph
-      ? exactSearch(seg.scorer, args.k, handle.liveOrds)
-      : global || args.js
-        ? seg.graph.searchJs(seg.scorer, args.k, args.ef, global)
-        : seg.graph.search(seg.scorer, args.k, args.ef);
-    const table = handle.vectors.ordToDoc;
-    const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
-    out.push({ docs, scores: result.scores, visited: result.visited });
-  }
+  for (const handle of args.segments) out.push(await searchSegment(handle, args.target, { k: args.k, ef: args.ef, global, js: args.js }));
   return { segments: out };
 }
 

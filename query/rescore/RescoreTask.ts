@@ -2,6 +2,7 @@ import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import type { ValuesSpec } from '../DoubleValuesSource.js';
 import type { PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
 import type { RescoreCounters } from '../prefetch/RescoreCounters.js';
+import { defineTask } from '../executor/Task.js';
 
 /** How a rescoring task reads fp32 vectors. */
 export type VectorIo = 'mmap' | 'uring' | 'uring-direct';
@@ -42,3 +43,6 @@ export interface RescoreTaskResult {
   /** The worker thread that ran the task (observability: prefetch issuance spreads over threads). */
   readonly threadId: number;
 }
+
+/** Executor task `rescore.ring` (handler: rescoreRing). */
+export const RESCORE_RING = defineTask<RescoreTaskArgs, RescoreTaskResult>('rescore.ring');

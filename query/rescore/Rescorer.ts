@@ -1,10 +1,9 @@
-import type { ReadPath } from '../../src/api/types.js';
+import type { ReadPath } from '../ReadPath.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import type { ValuesSpec } from '../DoubleValuesSource.js';
-import type { IndexSearcher } from '../IndexSearcher.js';
 import { POLICY_STATE_INTS, type PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
-import type { SearchContext } from '../Query.js';
-import type { RescoreTaskArgs, VectorIo } from './RescoreTask.js';
+import type { SearchContext, Searcher } from '../Query.js';
+import { RESCORE_RING, type RescoreTaskArgs, type VectorIo } from './RescoreTask.js';
 
 export interface RescoreInput {
   /** Leaf ord of each candidate, candidates in (leaf, doc) order. */
@@ -45,7 +44,7 @@ export interface RescorePlan {
  * Splits the candidates into executor tasks for the context's read path. Contiguous slices keep
  * each task's entries in (segment, doc) order, so every task's ring still spans segments.
  */
-export function planRescore(searcher: IndexSearcher, ctx: SearchContext, input: RescoreInput): RescorePlan {
+export function planRescore(searcher: Searcher, ctx: SearchContext, input: RescoreInput): RescorePlan {
   const shape = PATHS[ctx.readPath];
   const n = input.ords.length;
   const parallel = shape.parallel && !input.needsScores;
@@ -94,7 +93,7 @@ export function planRescore(searcher: IndexSearcher, ctx: SearchContext, input: 
 }
 
 export async function runRescorePlan(
-  searcher: IndexSearcher,
+  searcher: Searcher,
   ctx: SearchContext,
   plan: RescorePlan,
 ): Promise<{ scores: Float32Array; hasValue: Uint8Array }> {
@@ -102,7 +101,7 @@ export async function runRescorePlan(
   const hasValue = new Uint8Array(plan.total);
   activeTasks += plan.tasks.length;
   try {
-    const results = await Promise.all(plan.tasks.map((t) => searcher.executor.run('rescore.ring', t.args)));
+    const results = await Promise.all(plan.tasks.map((t) => searcher.executor.run(RESCORE_RING, t.args)));
     ctx.signal?.throwIfAborted();
     results.forEach((r, i) => {
       const { from } = plan.tasks[i];

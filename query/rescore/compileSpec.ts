@@ -1,5 +1,5 @@
 import type { Kernels } from '../../segments/kernels/Kernels.js';
-import { normalizeToUnitInterval, scaleMaxInnerProductScore } from '../VectorUtil.js';
+import { normalizeToUnitInterval, scaleMaxInnerProductScore } from '../../segments/util/VectorUtil.js';
 import type { ValuesSpec } from '../DoubleValuesSource.js';
 
 /**

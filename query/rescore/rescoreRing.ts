@@ -1,8 +1,8 @@
 import { threadId } from 'node:worker_threads';
-import { MappedFile } from '../../src/native/MappedFile.js';
-import { IoBuffer, IoUring, closeFile, openForRead } from '../../src/native/IoUring.js';
-import { threadKernels } from '../../src/executor/threadKernels.js';
-import { onIndexReleased } from '../../src/executor/releaseBoard.js';
+import { MappedFile } from '../../segments/store/native/MappedFile.js';
+import { IoBuffer, IoUring, closeFile, openForRead } from '../../segments/store/native/IoUring.js';
+import { threadKernels } from '../../segments/kernels/threadKernels.js';
+import { onIndexReleased } from '../../segments/index/releaseBoard.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { PrefetchDistance, runPrefetchRing } from '../prefetch/PrefetchDistance.js';
 import { prefetchPolicy } from '../prefetch/PrefetchPolicy.js';

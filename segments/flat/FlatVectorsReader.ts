@@ -2,7 +2,7 @@ import { checksumEntireFile, openMetaAndData, type FormatPair } from '../codec/C
 import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import type { FileSlice } from '../store/FileSlice.js';
 import { readSliceBytes } from '../store/FileSlice.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import { FLAT_DATA_CODEC, FLAT_META_CODEC, FLAT_VERSION_CURRENT, FLAT_VERSION_START, VectorEncoding } from './FlatVectorsFormat.js';
 
 const FLAT_FORMAT: FormatPair = { metaCodec: FLAT_META_CODEC, dataCodec: FLAT_DATA_CODEC, minVersion: FLAT_VERSION_START, maxVersion: FLAT_VERSION_CURRENT };

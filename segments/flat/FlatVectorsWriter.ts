@@ -3,7 +3,7 @@ import { appendFooter, writeFooter, writeIndexHeader } from '../codec/CodecUtil.
 import { ByteArrayDataOutput } from '../store/DataOutput.js';
 import { IndexOutput } from '../store/IndexOutput.js';
 import { writeFileAtomicallyNoReplace } from '../store/files.js';
-import type { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import type { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import {
   FLAT_DATA_CODEC,
   FLAT_DATA_EXTENSION,

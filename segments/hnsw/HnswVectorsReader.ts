@@ -3,7 +3,7 @@ import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import { DirectMonotonicMeta, DirectMonotonicReader } from '../packed/DirectMonotonicReader.js';
 import { ByteArrayDataInput } from '../store/DataInput.js';
 import { readSliceBytes, type FileSlice } from '../store/FileSlice.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import {
   HNSW_INDEX_CODEC,
   HNSW_INDEX_EXTENSION,

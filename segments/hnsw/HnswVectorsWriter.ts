@@ -2,7 +2,7 @@ import { appendFooter, writeFooter, writeIndexHeader } from '../codec/CodecUtil.
 import { DirectMonotonicWriter } from '../packed/DirectMonotonicWriter.js';
 import { ByteArrayDataOutput, type DataOutput } from '../store/DataOutput.js';
 import { IndexOutput } from '../store/IndexOutput.js';
-import type { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import type { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import {
   HNSW_DIRECT_MONOTONIC_BLOCK_SHIFT,
   HNSW_INDEX_CODEC,

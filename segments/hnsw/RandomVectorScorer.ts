@@ -1,4 +1,4 @@
-import type { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import type { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 
 /**
  * Scores a fixed query (a user vector, or the vector of a "scoring ordinal") against vectors by

@@ -5,7 +5,7 @@ import { appendFooter, checkIndexHeader, ID_LENGTH, openChecksummed, writeIndexH
 import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import { ByteArrayDataOutput } from '../store/DataOutput.js';
 import { publishAtomically } from '../store/files.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 
 export const COMMIT_CODEC = 'PrescoreCommit';
 export const COMMIT_VERSION_START = 0;

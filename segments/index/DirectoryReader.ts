@@ -11,7 +11,7 @@ import { readLatestCommit, type CommitPoint, type SegmentCommitInfo, type Vector
 import { DocIds } from './DocIds.js';
 import type { IndexReader, LeafReaderContext, SegmentReader } from './IndexReader.js';
 import { shared, type SegmentHandle } from './SegmentHandle.js';
-import { newIndexId } from '../../src/executor/releaseBoard.js';
+import { newIndexId } from './releaseBoard.js';
 
 /**
  * Opens prescore's own index directory at its newest commit. Every meta file is CRC-verified and

@@ -1,8 +1,6 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Executor } from '../../src/executor/Executor.js';
-import { Progress } from '../../src/progress/Progress.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { openVectorSource, type VectorFormat } from '../input/index.js';
 import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';
 import { segmentFileName, FLAT_DATA_EXTENSION, FLAT_META_EXTENSION } from '../flat/FlatVectorsFormat.js';
@@ -10,7 +8,8 @@ import { SQ_DATA_EXTENSION, SQ_META_EXTENSION } from '../quantized/ScalarQuantiz
 import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsReader.js';
 import { listCommitGenerations, newSegmentId, PRESCORE_FORMAT_SUFFIX, readCommit, writeCommit, commitFileName, type SegmentCommitInfo } from './CommitPoint.js';
 import { DocIds, docIdsFileName } from './DocIds.js';
-import type { SegmentBuildResult } from './SegmentBuildTask.js';
+import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
+import type { SegmentBuilder, SegmentBuildResult } from './SegmentBuildTask.js';
 
 export interface BuildOptions {
   readonly input: string;
@@ -26,9 +25,14 @@ export interface BuildOptions {
   readonly m?: number;
   readonly beamWidth?: number;
   readonly seed?: number;
-  /** Show progress bars on stderr. Default true. */
-  readonly progress?: boolean;
-  readonly executor?: Executor;
+}
+
+/** What the builder needs from the layer above: where segments are built and where progress goes. */
+export interface BuildServices {
+  /** Quantizes a written segment and builds its graph (the service runs it on an executor worker). */
+  readonly buildSegment: SegmentBuilder;
+  /** Default: silent. */
+  readonly progress?: ProgressListener;
 }
 
 export interface BuildReport {
@@ -53,25 +57,24 @@ export const DEFAULT_FIELD = 'vector';
  * every segment is complete, so bad input or a crash never leaves a partial index visible: all
  * files of a failed build are deleted, and a previous commit stays intact.
  */
-export async function buildIndex(options: BuildOptions): Promise<BuildReport> {
+export async function buildIndex(options: BuildOptions, services: BuildServices): Promise<BuildReport> {
   const started = performance.now();
   const segmentDocs = options.segmentDocs ?? DEFAULT_SEGMENT_DOCS;
   if (!(Number.isInteger(segmentDocs) && segmentDocs >= 1)) throw new RangeError(`--segment-docs must be a positive integer, got ${segmentDocs}`);
   const fieldName = options.field ?? DEFAULT_FIELD;
   if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
   const flatThreshold = options.flatThreshold ?? DEFAULT_FLAT_THRESHOLD;
-  const show = options.progress ?? true;
+  const progress = services.progress ?? SILENT_PROGRESS;
 
   const source = await openVectorSource(options.input, { format: options.format });
   const dims = source.dims;
   mkdirSync(options.out, { recursive: true });
-  const executor = options.executor ?? Executor.get();
   let nextSegment = nextSegmentNumber(options.out);
   const created: string[] = [];
   const segments: SegmentCommitInfo[] = [];
   const builds: Promise<SegmentBuildResult>[] = [];
   const counters = new Int32Array(new SharedArrayBuffer(8));
-  const writing = new Progress({ label: 'write vectors', total: source.count, unit: 'vectors', enabled: show });
+  const writing = progress.stage('write vectors', source.count, 'vectors');
 
   /** The segment being written: its fp32 writer and, for JSONL, the ids of its docs. */
   interface OpenSegment {
@@ -103,7 +106,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildReport> {
     }
     const buildGraph = count > flatThreshold;
     segments.push({ name: seg.name, id: seg.id, maxDoc: count, suffix: PRESCORE_FORMAT_SUFFIX, hasGraph: buildGraph });
-    const build = executor.run('index.buildSegment', {
+    const build = services.buildSegment({
       dir: options.out,
       name: seg.name,
       id: seg.id,
@@ -145,7 +148,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildReport> {
     writing.finish();
     if (rows === 0) throw new Error(`${options.input}: no vectors to index`);
 
-    const building = new Progress({ label: 'quantize + graph', total: rows, unit: 'vectors', enabled: show });
+    const building = progress.stage('quantize + graph', rows, 'vectors');
     const poll = setInterval(() => {
       const graphTotal = segments.filter((s) => s.hasGraph).reduce((a, s) => a + s.maxDoc, 0);
       // One bar over both stages: quantizing counts half, graph insertion the other half.

@@ -1,5 +1,5 @@
-import { MappedFile } from '../../src/native/MappedFile.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { MappedFile } from '../store/native/MappedFile.js';
+import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { quantizeField, writeQuantizedField, type FloatVectorSource } from '../quantized/ScalarQuantizedVectorsWriter.js';
 import { buildSegmentGraph } from './buildSegmentGraph.js';
 
@@ -30,7 +30,13 @@ export interface SegmentBuildResult {
 }
 
 /**
- * Executor task `index.buildSegment`: given a segment whose fp32 `.vec/.vemf` are written,
+ * Runs `buildSegment` somewhere (the service passes one that runs it on an executor worker):
+ * builders take one as an argument instead of reaching for a process-wide pool.
+ */
+export type SegmentBuilder = (args: SegmentBuildArgs) => Promise<SegmentBuildResult>;
+
+/**
+ * The segment build (run as executor task `index.buildSegment`): given a segment whose fp32 `.vec/.vemf` are written,
  * quantize every vector to 1 bit against the segment centroid and write `.veq/.vemq`, then (for
  * segments above the flat threshold) build the HNSW graph with the 1-bit scorer and write
  * `.vem/.vex`. The raw vectors are read through a read-only mapping (no copy into the heap).

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { threadKernels } from '../../src/executor/threadKernels.js';
-import type { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { threadKernels } from '../kernels/threadKernels.js';
+import type { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { segmentFileName, VectorEncoding } from '../flat/FlatVectorsFormat.js';
 import { HnswGraphBuilder } from '../hnsw/HnswGraphBuilder.js';
 import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsFormat.js';

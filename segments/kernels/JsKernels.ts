@@ -1,5 +1,5 @@
 import type { OsqQueryCorrections } from './OsqEstimator.js';
-import { dotProduct as dot, squareDistance, cosine, cosineParts } from '../../query/VectorUtil.js';
+import { dotProduct as dot, squareDistance, cosine, cosineParts } from '../util/VectorUtil.js';
 
 /**
  * Plain-JS reference versions of the wasm kernels, over ordinary typed arrays.

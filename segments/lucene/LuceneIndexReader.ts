@@ -3,9 +3,9 @@ import { idToString } from '../codec/CodecUtil.js';
 import type { VectorFieldInfo } from '../index/CommitPoint.js';
 import type { IndexReader, LeafReaderContext, SegmentReader } from '../index/IndexReader.js';
 import { shared, type SegmentHandle } from '../index/SegmentHandle.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
-import type { Executor } from '../../src/executor/Executor.js';
-import { newIndexId } from '../../src/executor/releaseBoard.js';
+import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
+import type { SegmentBuilder } from '../index/SegmentBuildTask.js';
+import { newIndexId } from '../index/releaseBoard.js';
 import { LuceneIndex, type LuceneIndexOptions, type LuceneSegment, type VectorFieldView } from './LuceneIndex.js';
 import { checkServableField, describeVectorFields, listVectorFields, openLuceneFlatField, type LuceneFlatField } from './LuceneFlatVectors.js';
 import {
@@ -33,7 +33,8 @@ export interface LuceneIndexReaderOptions extends Partial<SidecarBuildParams> {
    */
   readonly sidecarDir?: string;
   /** Runs the sidecar builds (task `index.buildSegment`). */
-  readonly executor: Executor;
+  /** Builds a sidecar segment (the service runs it on an executor worker). */
+  readonly buildSegment: SegmentBuilder;
   /** Which commit to open, extra codec names (see LuceneIndex.open). */
   readonly lucene?: LuceneIndexOptions;
   /** Delete sidecar segments of segments no longer in this commit (default false: another process may serve an older commit). */
@@ -88,7 +89,7 @@ export class LuceneIndexReader implements IndexReader {
 
     const root = prepareSidecarRoot(options.sidecarDir ?? defaultSidecarDir(realDir, view.name), realDir, view.name);
     const sources = flats.map((f) => (f && f.entry.size > 0 ? sidecarSource(f, view.name) : null));
-    const sidecars = await Promise.all(sources.map((s) => (s ? ensureSidecarSegment(root, s, params, options.executor, options.onSidecar) : null)));
+    const sidecars = await Promise.all(sources.map((s) => (s ? ensureSidecarSegment(root, s, params, options.buildSegment, options.onSidecar) : null)));
     if (options.pruneSidecars) {
       pruneSidecarRoot(root, new Set(sources.filter((s): s is SidecarSource => s !== null).map((s) => sidecarSegmentDirName(s, params))));
     }

@@ -11,7 +11,7 @@ import { SQ_DATA_EXTENSION, SQ_META_EXTENSION } from '../quantized/ScalarQuantiz
 import { ByteArrayDataOutput } from '../store/DataOutput.js';
 import { wholeFile, type FileSlice } from '../store/FileSlice.js';
 import { fsyncDirectory, writeFileAtomicallyNoReplace } from '../store/files.js';
-import type { Executor } from '../../src/executor/Executor.js';
+import type { SegmentBuilder } from '../index/SegmentBuildTask.js';
 
 /**
  * prescore's first phase needs 1-bit codes (and, for big segments, an HNSW graph built over
@@ -196,14 +196,14 @@ function seedOf(source: SidecarSource): number {
 }
 
 /**
- * The sidecar segment for `source`: reused when valid, else built (on the executor) and
+ * The sidecar segment for `source`: reused when valid, else built (by `buildSegment`, on the executor) and
  * published. Sources with no vectors have no sidecar (callers skip them).
  */
 export async function ensureSidecarSegment(
   root: string,
   source: SidecarSource,
   params: SidecarBuildParams,
-  executor: Executor,
+  buildSegment: SegmentBuilder,
   onEvent?: (e: SidecarEvent) => void,
 ): Promise<SidecarSegment> {
   const dir = join(root, sidecarSegmentDirName(source, params));
@@ -222,7 +222,7 @@ export async function ensureSidecarSegment(
   const tmp = join(root, `${TMP_PREFIX}${process.pid}-${basename(dir)}-${randomBytes(6).toString('hex')}`);
   mkdirSync(tmp);
   try {
-    await buildInto(tmp, source, params, executor);
+    await buildInto(tmp, source, params, buildSegment);
     fsyncDirectory(tmp);
     if (reason !== undefined && existsSync(dir)) {
       // The existing one is invalid: move it aside atomically, then delete it.
@@ -253,10 +253,10 @@ export async function ensureSidecarSegment(
   return seg;
 }
 
-async function buildInto(tmp: string, source: SidecarSource, params: SidecarBuildParams, executor: Executor): Promise<void> {
+async function buildInto(tmp: string, source: SidecarSource, params: SidecarBuildParams, buildSegment: SegmentBuilder): Promise<void> {
   const id = new Uint8Array(randomBytes(ID_LENGTH));
   const buildGraph = expectsGraph(source, params);
-  await executor.run('index.buildSegment', {
+  await buildSegment({
     dir: tmp,
     name: source.segmentName,
     id,

@@ -1,4 +1,4 @@
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 
 const f = Math.fround;
 

@@ -1,8 +1,8 @@
 import { discretize, transposeHalfByte } from '../quantization/BitPacking.js';
 import { DEFAULT_ITERS, DEFAULT_LAMBDA, OptimizedScalarQuantizer, type LossAndGridPass } from '../quantization/OptimizedScalarQuantizer.js';
 import type { Kernels } from '../kernels/Kernels.js';
-import { l2normalize } from '../../query/VectorUtil.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { l2normalize } from '../util/VectorUtil.js';
+import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import { QUERY_BITS } from './ScalarQuantizedVectorsFormat.js';
 
 /** A query quantized against one segment's centroid: 4 bit planes and the corrective terms. */

@@ -4,7 +4,7 @@ import { readOrdToDocConfig, type OrdToDocConfig } from '../flat/OrdToDoc.js';
 import { binaryCodeBytes } from '../quantization/BitPacking.js';
 import type { FileSlice } from '../store/FileSlice.js';
 import { readSliceBytes } from '../store/FileSlice.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import {
   CORRECTIONS_BYTES,
   SQ_DATA_CODEC,

@@ -7,8 +7,8 @@ import { OptimizedScalarQuantizer } from '../quantization/OptimizedScalarQuantiz
 import { ByteArrayDataOutput } from '../store/DataOutput.js';
 import { IndexOutput } from '../store/IndexOutput.js';
 import { writeFileAtomicallyNoReplace } from '../store/files.js';
-import { dotProduct, l2normalize } from '../../query/VectorUtil.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { dotProduct, l2normalize } from '../util/VectorUtil.js';
+import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import { VectorEncoding } from '../flat/FlatVectorsFormat.js';
 import {
   CORRECTIONS_BYTES,

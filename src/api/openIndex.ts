@@ -1,10 +1,11 @@
 import { basename } from 'node:path';
 import { Executor } from '../executor/Executor.js';
-import { residentFraction } from '../native/PageCache.js';
+import { residentFraction } from '../../segments/store/native/PageCache.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
 import { leafOf, type IndexReader } from '../../segments/index/IndexReader.js';
 import { IndexSearcher } from '../../query/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
+import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
 import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
 import {
@@ -55,7 +56,7 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
   // Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
   const segments = reader.leaves.map((l) => l.reader.handle);
   try {
-    await Promise.all(Array.from({ length: executor.threads }, () => executor.run('index.load', { segments })));
+    await Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
   } catch (e) {
     executor.releaseIndex(reader.id);
     if (openCount === 0) await Executor.shutdown();

@@ -1,4 +1,5 @@
 import { Executor } from '../executor/Executor.js';
+import { segmentBuilder } from '../executor/tasks.js';
 import { LuceneIndexReader } from '../../segments/lucene/LuceneIndexReader.js';
 import type { LuceneIndexOptions } from '../../segments/lucene/LuceneIndex.js';
 import type { SidecarBuildParams, SidecarEvent } from '../../segments/lucene/LuceneSidecar.js';
@@ -41,7 +42,7 @@ export async function openLuceneIndex(dir: string, options: OpenLuceneIndexOptio
     reader = await LuceneIndexReader.open(dir, {
       field: options.field,
       sidecarDir: options.sidecarDir ?? nonEmpty(process.env.PRESCORE_SIDECAR_DIR),
-      executor,
+      buildSegment: segmentBuilder(executor),
       lucene: options.lucene,
       pruneSidecars: options.pruneSidecars,
       onSidecar: options.onSidecar,

@@ -4,16 +4,11 @@
  */
 
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
+import type { QueryStats } from '../../query/QueryStats.js';
+import type { ReadPath } from '../../query/ReadPath.js';
 
-/**
- * How fp32 vectors are read for rescoring. All paths return identical results.
- * - `mmap`: plain page faults, one at a time (the stock baseline, queue depth 1);
- * - `mmap+prefetch`: madvise(WILLNEED) for the ring from one thread, then fault;
- * - `mmap+parallel`: the ring's prefetch is issued through the executor from several workers;
- * - `pread`: positioned reads with many in flight, no mmap.
- */
-export const READ_PATHS = ['mmap', 'mmap+prefetch', 'mmap+parallel', 'pread'] as const;
-export type ReadPath = (typeof READ_PATHS)[number];
+export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
+export type { QueryStats } from '../../query/QueryStats.js';
 
 export interface SearchOptions {
   /** Hits to return, in [1, 10000]. */
@@ -36,32 +31,6 @@ export interface SearchHit {
   /** The global doc number (docBase + segment doc), as Lucene numbers docs. */
   readonly doc: number;
   readonly score: number;
-}
-
-/** Per-query counters and timings (summed into /metrics by the server). */
-export interface QueryStats {
-  readonly readPath: ReadPath;
-  /** Candidates the first phase handed to rescoring (k x oversample, or fewer). */
-  readonly candidates: number;
-  /** Docs the first phase visited (scored with the 1-bit estimator), over all segments. */
-  readonly visited: number;
-  /** Pages for which a prefetch (madvise/read) was issued. */
-  readonly pagesPrefetched: number;
-  /** Pages found already resident by a residency check (so no prefetch was needed). */
-  readonly pagesResident: number;
-  /** libc calls made for I/O or residency (madvise, mincore, pread, io_uring_enter). */
-  readonly syscalls: number;
-  /** fp32 vectors read before their prefetch was issued (must be 0 on prefetching paths). */
-  readonly readsBeforePrefetch: number;
-  /** Whether scoring was deferred behind prefetch (false when the values source needs scores). */
-  readonly deferred: boolean;
-  /** The largest prefetch distance the ring reached. */
-  readonly maxPrefetchDistance: number;
-  readonly timings: {
-    readonly firstPhaseMs: number;
-    readonly rescoreMs: number;
-    readonly totalMs: number;
-  };
 }
 
 export interface SearchResult {

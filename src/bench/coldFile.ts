@@ -5,7 +5,7 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { evictFromPageCache } from '../native/PageCache.js';
+import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 
 export const PAGE = 4096;
 const WRITE_CHUNK = 64 * 2 ** 20;

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { HnswGraphBuilder } from '../../segments/hnsw/HnswGraphBuilder.js';
 import { exactSearch, HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { VectorEncoding } from '../../segments/hnsw/HnswVectorsFormat.js';

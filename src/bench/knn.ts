@@ -30,7 +30,7 @@ const build = ensureIndex(ds);
 const { vectors, truth } = await loadQueries(ds);
 const reader = DirectoryReader.open(ds.indexDir);
 const index = await openIndex(ds.indexDir);
-const searcher = new IndexSearcher(reader);
+const searcher = new IndexSearcher(reader, { executor: Executor.get() });
 const NUM_CANDIDATES = 100;
 
 async function firstPhase(q: Float32Array, k: number, ef = NUM_CANDIDATES, graphSearch: 'wasm' | 'js' = 'wasm'): Promise<{ ids: { id: string }[]; ms: number }> {

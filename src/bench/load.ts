@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { READ_PATHS, type ReadPath } from '../api/types.js';
 import { packageRoot } from '../executor/packageRoot.js';
-import { evictFromPageCache } from '../native/PageCache.js';
+import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 import { runLoad } from '../../load/runLoad.js';
 import { findMax } from '../../load/findMax.js';
 import { parseDuration } from '../../load/duration.js';

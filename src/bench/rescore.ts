@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { READ_PATHS, type ReadPath } from '../api/types.js';
 import { distPath } from '../executor/packageRoot.js';
-import { evictFromPageCache } from '../native/PageCache.js';
+import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 import { PREFETCH_POLICIES } from '../../query/prefetch/PrefetchPolicy.js';
 import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
 import { benchDataset, ensureIndex, summarize, table } from './benchData.js';

@@ -1,49 +1,33 @@
 import { availableParallelism } from 'node:os';
-import { existsSync } from 'node:fs';
-import { Piscina } from 'piscina';
+import type { Task } from '../../query/executor/Task.js';
+import type { RunOptions, TaskExecutor } from '../../query/executor/TaskExecutor.js';
+import { WorkerPool } from '../../query/executor/WorkerPool.js';
+import { createReleaseBoard, publishRelease } from '../../segments/index/releaseBoard.js';
 import { distPath } from './packageRoot.js';
-import type { TaskArgs, TaskName, TaskResult } from './handlers.js';
-import { createReleaseBoard, publishRelease } from './releaseBoard.js';
 
 export interface ExecutorOptions {
   /** Worker threads; default PRESCORE_THREADS or the machine's available parallelism. */
   readonly threads?: number;
 }
 
-export interface RunOptions {
-  /**
-   * Aborts the task. Careful: piscina terminates the worker when a task is aborted while
-   * running, dropping everything the worker holds (open segments); search code checks its signal
-   * between tasks instead.
-   */
-  readonly signal?: AbortSignal;
-  /** ArrayBuffers/MessagePorts to move (not copy) into the worker. */
-  readonly transferList?: readonly (ArrayBuffer | import('node:worker_threads').MessagePort)[];
-}
-
 /**
- * The process-wide task executor: one piscina pool, the analogue of Lucene's
- * IndexSearcher TaskExecutor. First-phase search, graph and segment building, prefetch and
- * fp32 rescoring all run here, off the event loop. Tasks are named (see handlers.ts) so the
- * call site is typed: `executor.run('knn.segment', args)`.
+ * The process-wide executor: one WorkerPool running this package's worker entry (worker.ts, with
+ * the task registry handlers.ts), plus the release board every worker watches. First-phase
+ * search, graph and segment building, prefetch and fp32 rescoring all run here, off the event
+ * loop. The layers below take a TaskExecutor (or a task-running function) as an argument; only
+ * the composition root (this folder, the facade, the CLI) reaches for the shared instance.
  */
-export class Executor {
+export class Executor implements TaskExecutor {
   private static shared: Executor | undefined;
-  private readonly pool: Piscina;
+  private readonly pool: WorkerPool;
   private readonly releaseBoard = createReleaseBoard();
   readonly threads: number;
 
   private constructor(options: ExecutorOptions) {
     this.threads = Math.max(1, options.threads ?? defaultThreads());
-    const filename = distPath('src', 'executor', 'worker.js');
-    if (!existsSync(filename)) throw new Error(`worker bundle missing at ${filename}: run \`npm run build\``);
-    this.pool = new Piscina({
-      filename,
-      minThreads: this.threads,
-      maxThreads: this.threads,
-      idleTimeout: 60_000,
-      // Admission control happens before the executor (HTTP layer); inside, tasks are never rejected.
-      maxQueue: Infinity,
+    this.pool = new WorkerPool({
+      filename: distPath('src', 'executor', 'worker.js'),
+      threads: this.threads,
       workerData: { releaseBoard: this.releaseBoard },
     });
   }
@@ -59,11 +43,8 @@ export class Executor {
     return Executor.shared !== undefined;
   }
 
-  run<N extends TaskName>(name: N, args: TaskArgs<N>, options: RunOptions = {}): Promise<TaskResult<N>> {
-    return this.pool.run(
-      { name, args },
-      { signal: options.signal ?? null, transferList: options.transferList as never },
-    ) as Promise<TaskResult<N>>;
+  run<A, R>(task: Task<A, R>, args: A, options: RunOptions = {}): Promise<R> {
+    return this.pool.run(task, args, options);
   }
 
   /** Tells every worker to free what it holds of index `indexId` (applied before its next task). */

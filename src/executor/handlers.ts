@@ -1,25 +1,31 @@
 /**
- * The registry of executor tasks: name -> handler. Each handler runs inside a worker thread;
- * its argument and result must be structured-cloneable (typed arrays, plain objects,
- * SharedArrayBuffers). Keep one line per task; the types below are derived from this map.
+ * The composition root's task registry: name -> handler, for the worker entry. Each handler runs
+ * inside a worker thread; its argument and result must be structured-cloneable (typed arrays,
+ * plain objects, SharedArrayBuffers). One line per task; `register` checks at compile time that
+ * the handler takes and returns what the task's declaration says.
  */
-import { ping } from './pingTask.js';
+import type { Task } from '../../query/executor/Task.js';
+import { KNN_SLICE, LOAD_SEGMENTS, knnSlice, loadSegments } from '../../query/knn/knnSlice.js';
+import { RESCORE_RING } from '../../query/rescore/RescoreTask.js';
+import { rescoreRing } from '../../query/rescore/rescoreRing.js';
+import { buildSegment } from '../../segments/index/SegmentBuildTask.js';
 import { genChunk } from '../gen/genChunkTask.js';
 import { groundTruthRange } from '../gen/groundTruthTask.js';
-import { rescoreRing } from '../../query/rescore/rescoreRing.js';
-import { knnSlice, loadSegments } from '../../query/knn/knnSlice.js';
-import { buildSegment } from '../../segments/index/SegmentBuildTask.js';
+import { ping } from './pingTask.js';
+import { BUILD_SEGMENT, GEN_CHUNK, GEN_GROUND_TRUTH, PING } from './tasks.js';
 
-export const handlers = {
-  ping,
-  'gen.chunk': genChunk,
-  'gen.groundTruth': groundTruthRange,
-  'rescore.ring': rescoreRing,
-  'knn.slice': knnSlice,
-  'index.load': loadSegments,
-  'index.buildSegment': buildSegment,
-} as const;
+type Handler = (args: unknown) => unknown;
 
-export type TaskName = keyof typeof handlers;
-export type TaskArgs<N extends TaskName> = Parameters<(typeof handlers)[N]>[0];
-export type TaskResult<N extends TaskName> = Awaited<ReturnType<(typeof handlers)[N]>>;
+function register<A, R>(task: Task<A, R>, handler: (args: A) => R | Promise<R>): [string, Handler] {
+  return [task.name, handler as Handler];
+}
+
+export const handlers: ReadonlyMap<string, Handler> = new Map([
+  register(PING, ping),
+  register(GEN_CHUNK, genChunk),
+  register(GEN_GROUND_TRUTH, groundTruthRange),
+  register(RESCORE_RING, rescoreRing),
+  register(KNN_SLICE, knnSlice),
+  register(LOAD_SEGMENTS, loadSegments),
+  register(BUILD_SEGMENT, buildSegment),
+]);

@@ -1,14 +1,10 @@
-import { handlers, type TaskName } from './handlers.js';
-import { applyReleases } from './releaseBoard.js';
+import type { TaskMessage } from '../../query/executor/WorkerPool.js';
+import { applyReleases } from '../../segments/index/releaseBoard.js';
+import { handlers } from './handlers.js';
 
-interface TaskMessage {
-  readonly name: TaskName;
-  readonly args: unknown;
-}
-
-/** The piscina worker entry: dispatches a named task to its handler. */
+/** The piscina worker entry: applies pending index releases, then dispatches a named task. */
 export default function run(message: TaskMessage): unknown {
-  const handler = handlers[message.name] as ((args: unknown) => unknown) | undefined;
+  const handler = handlers.get(message.name);
   if (!handler) throw new Error(`unknown executor task "${String(message.name)}"`);
   applyReleases();
   return handler(message.args);

@@ -2,6 +2,7 @@ import { mkdir, rename, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FvecsWriter, IvecsWriter } from '../../segments/input/XvecsWriter.js';
 import { Executor } from '../executor/Executor.js';
+import { GEN_CHUNK, GEN_GROUND_TRUTH } from '../executor/tasks.js';
 import { Progress, type ProgressStream } from '../progress/Progress.js';
 import {
   CHUNK_ROWS,
@@ -170,7 +171,7 @@ async function writeStream(
   const submit = () => {
     const firstRow = next * rowsPerTask;
     inFlight.push(
-      executor.run('gen.chunk', { spec, stream, firstChunk: next * chunksPerTask, rows: Math.min(rowsPerTask, rows - firstRow) }),
+      executor.run(GEN_CHUNK, { spec, stream, firstChunk: next * chunksPerTask, rows: Math.min(rowsPerTask, rows - firstRow) }),
     );
     next++;
   };
@@ -222,7 +223,7 @@ export async function computeGroundTruth(
       const rows = Math.min(rowsPerTask, n - first);
       tasks.push(
         executor
-          .run('gen.groundTruth', { path: basePath, dim, firstRow: first, rows, queries: shared, k: Math.min(k, n), similarity, counter, kernel })
+          .run(GEN_GROUND_TRUTH, { path: basePath, dim, firstRow: first, rows, queries: shared, k: Math.min(k, n), similarity, counter, kernel })
           .then((partial) => {
             top.merge(partial);
             kernels.add(partial.kernel);

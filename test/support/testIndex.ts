@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { generateVectors } from '../../src/gen/generateDataset.js';
 import type { GenSimilarity } from '../../src/gen/DatasetSpec.js';
 import { writeFvecs } from '../../segments/input/index.js';
-import { buildIndex, type BuildOptions } from '../../segments/index/IndexBuilder.js';
-import { VectorSimilarityFunction } from '../../query/VectorSimilarityFunction.js';
+import { buildIndex, type BuildOptions } from '../../src/api/buildIndex.js';
+import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 
 export interface TestIndex {
   readonly root: string;

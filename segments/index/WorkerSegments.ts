@@ -1,14 +1,14 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { threadKernels } from '../../src/executor/threadKernels.js';
-import { onIndexReleased } from '../../src/executor/releaseBoard.js';
-import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
-import { HnswVectorsReader } from '../../segments/hnsw/HnswVectorsReader.js';
-import { ResidentGraphSearcher } from '../../segments/hnsw/ResidentGraphSearcher.js';
-import type { OnHeapHnswGraph } from '../../segments/hnsw/OnHeapHnswGraph.js';
-import type { Kernels } from '../../segments/kernels/Kernels.js';
-import { BinaryQuantizedScorer } from '../../segments/quantized/BinaryQuantizedScorer.js';
-import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
-import { VectorSimilarityFunction } from '../VectorSimilarityFunction.js';
+import { threadKernels } from '../kernels/threadKernels.js';
+import { onIndexReleased } from './releaseBoard.js';
+import type { SegmentHandle } from './SegmentHandle.js';
+import { HnswVectorsReader } from '../hnsw/HnswVectorsReader.js';
+import { ResidentGraphSearcher } from '../hnsw/ResidentGraphSearcher.js';
+import type { OnHeapHnswGraph } from '../hnsw/OnHeapHnswGraph.js';
+import type { Kernels } from '../kernels/Kernels.js';
+import { BinaryQuantizedScorer } from '../quantized/BinaryQuantizedScorer.js';
+import { QueryQuantizer } from '../quantized/QueryQuantizer.js';
+import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 
 /** A segment as one worker thread holds it for the first phase: codes and graph level 0 in wasm memory. */
 export interface LoadedSegment {

@@ -1,5 +1,5 @@
-import { Kernels } from '../../segments/kernels/Kernels.js';
-import { adviseHugePages } from '../native/libc.js';
+import { Kernels } from './Kernels.js';
+import { adviseHugePages } from '../store/native/libc.js';
 
 let instance: Promise<Kernels> | undefined;
 

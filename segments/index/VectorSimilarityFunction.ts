@@ -1,4 +1,4 @@
-import { cosine, dotProduct, normalizeToUnitInterval, scaleMaxInnerProductScore, squareDistance } from './VectorUtil.js';
+import { cosine, dotProduct, normalizeToUnitInterval, scaleMaxInnerProductScore, squareDistance } from '../util/VectorUtil.js';
 
 /**
  * Lucene's VectorSimilarityFunction (lucene-compat.md §1.1). The ordinal is the on-disk number

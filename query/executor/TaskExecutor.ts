@@ -1,0 +1,22 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { Task } from './Task.js';
+
+export interface RunOptions {
+  /**
+   * Aborts the task. Careful: piscina terminates the worker when a task is aborted while
+   * running, dropping everything the worker holds (open segments); search code checks its signal
+   * between tasks instead.
+   */
+  readonly signal?: AbortSignal;
+  /** ArrayBuffers/MessagePorts to move (not copy) into the worker. */
+  readonly transferList?: readonly (ArrayBuffer | MessagePort)[];
+}
+
+/**
+ * Runs named tasks off the calling thread, the analogue of Lucene's TaskExecutor: it knows how
+ * many threads it has and how to run a task by name, nothing of what the tasks do.
+ */
+export interface TaskExecutor {
+  readonly threads: number;
+  run<A, R>(task: Task<A, R>, args: A, options?: RunOptions): Promise<R>;
+}

@@ -1,0 +1,54 @@
+import { existsSync } from 'node:fs';
+import { Piscina } from 'piscina';
+import type { Task } from './Task.js';
+import type { RunOptions, TaskExecutor } from './TaskExecutor.js';
+
+export interface WorkerPoolOptions {
+  /** The compiled worker entry: a module whose default export takes `{ name, args }`. */
+  readonly filename: string;
+  readonly threads: number;
+  /** Handed to every worker as `workerData`. */
+  readonly workerData?: unknown;
+}
+
+/** The message a worker entry receives. */
+export interface TaskMessage {
+  readonly name: string;
+  readonly args: unknown;
+}
+
+/**
+ * A TaskExecutor over a piscina pool of a fixed number of threads. Admission control happens
+ * before the executor (the HTTP layer), so inside, tasks are never rejected: the queue is unbounded.
+ */
+export class WorkerPool implements TaskExecutor {
+  private readonly pool: Piscina;
+  readonly threads: number;
+
+  constructor(options: WorkerPoolOptions) {
+    this.threads = Math.max(1, options.threads);
+    if (!existsSync(options.filename)) throw new Error(`worker bundle missing at ${options.filename}: run \`npm run build\``);
+    this.pool = new Piscina({
+      filename: options.filename,
+      minThreads: this.threads,
+      maxThreads: this.threads,
+      idleTimeout: 60_000,
+      maxQueue: Infinity,
+      workerData: options.workerData,
+    });
+  }
+
+  run<A, R>(task: Task<A, R>, args: A, options: RunOptions = {}): Promise<R> {
+    const message: TaskMessage = { name: task.name, args };
+    return this.pool.run(message, { signal: options.signal ?? null, transferList: options.transferList as never }) as Promise<R>;
+  }
+
+  /** Tasks waiting for a thread. */
+  get queueSize(): number {
+    return this.pool.queueSize;
+  }
+
+  destroy(): Promise<void> {
+    return this.pool.destroy();
+  }
+}

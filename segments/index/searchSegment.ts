@@ -1,0 +1,55 @@
+import { exactSearch } from '../hnsw/HnswGraphSearcher.js';
+import type { GlobalSimilarityQueue } from '../hnsw/GlobalSimilarityQueue.js';
+import type { SegmentHandle } from './SegmentHandle.js';
+import { loadSegment } from './WorkerSegments.js';
+
+export interface SegmentSearchOptions {
+  /** Hits to return. */
+  readonly k: number;
+  /** Level-0 beam width (HNSW ef). */
+  readonly ef: number;
+  /** The query's cross-segment similarity queue; null: the segment is searched alone. */
+  readonly global?: GlobalSimilarityQueue | null;
+  /** Search level 0 with the JS searcher instead of the wasm kernel (same results; for comparison). */
+  readonly js?: boolean;
+}
+
+export interface SegmentKnnResult {
+  /** Segment-local docs, best first (score desc, then doc asc). */
+  readonly docs: Int32Array;
+  readonly scores: Float32Array;
+  readonly visited: number;
+}
+
+/**
+ * The per-segment kNN entry (Lucene's KnnVectorsReader.search seam), run in a worker: quantize
+ * the query to 4 bits against the segment's centroid (COSINE normalized first), then score docs
+ * with Lucene's 1-bit estimator, HNSW search when the segment has a graph and an exhaustive scan
+ * otherwise, keeping the top k (equal scores: lower doc first) among live docs.
+ */
+export async function searchSegment(handle: SegmentHandle, target: Float32Array, options: SegmentSearchOptions): Promise<SegmentKnnResult> {
+  const seg = await loadSegment(handle);
+  const q = handle.quantized;
+  if (!seg.scorer || !q) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0 };
+  const planes = seg.kernels.u8().subarray(seg.planesPtr, seg.planesPtr + 4 * q.codeBytes);
+  const qq = seg.quantizer.quantize(target, q.centroid, planes);
+  seg.scorer.query = {
+    planesPtr: seg.planesPtr,
+    lower: qq.lower,
+    upper: qq.upper,
+    additionalCorrection: qq.additionalCorrection,
+    componentSum: qq.componentSum,
+    dims: handle.dims,
+    similarity: handle.similarity,
+    centroidDP: q.centroidDP,
+  };
+  const global = options.global ?? null;
+  const result = !seg.graph
+    ? exactSearch(seg.scorer, options.k, handle.liveOrds)
+    : global || options.js
+      ? seg.graph.searchJs(seg.scorer, options.k, options.ef, global)
+      : seg.graph.search(seg.scorer, options.k, options.ef);
+  const table = handle.vectors.ordToDoc;
+  const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
+  return { docs, scores: result.scores, visited: result.visited };
+}

@@ -1,0 +1,19 @@
+/**
+ * The tasks the service layer runs on the executor (those of query/ are declared beside their
+ * handlers there). Each name is registered with its handler in handlers.ts.
+ */
+import { defineTask, type Task } from '../../query/executor/Task.js';
+import type { TaskExecutor } from '../../query/executor/TaskExecutor.js';
+import type { SegmentBuildArgs, SegmentBuildResult, SegmentBuilder } from '../../segments/index/SegmentBuildTask.js';
+import type { GenChunkArgs } from '../gen/genChunkTask.js';
+import type { GroundTruthRangeArgs, GroundTruthRangeResult } from '../gen/groundTruthTask.js';
+
+export const PING: Task<{ readonly sleepMs?: number }, { threadId: number }> = defineTask('ping');
+export const GEN_CHUNK = defineTask<GenChunkArgs, Float32Array>('gen.chunk');
+export const GEN_GROUND_TRUTH = defineTask<GroundTruthRangeArgs, GroundTruthRangeResult>('gen.groundTruth');
+export const BUILD_SEGMENT = defineTask<SegmentBuildArgs, SegmentBuildResult>('index.buildSegment');
+
+/** Builds segments on `executor`'s workers: what the index builder and the Lucene sidecar take. */
+export function segmentBuilder(executor: TaskExecutor): SegmentBuilder {
+  return (args) => executor.run(BUILD_SEGMENT, args);
+}
