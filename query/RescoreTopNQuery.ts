@@ -7,7 +7,7 @@ import { Query, type SearchContext, type Searcher } from './Query.js';
 import { planRescore, runRescorePlan } from './rescore/Rescorer.js';
 
 /**
- * Lucene's RescoreTopNQuery (lucene-compat.md §3.1): take the inner query's candidates, give each
+ * Lucene's RescoreTopNQuery: take the inner query's candidates, give each
  * the value of `valuesSource` (a doc without a value scores 0), keep the top n by score desc then
  * doc asc (HitQueue: among equal scores the lower doc survives), totalHits = inner count.
  *

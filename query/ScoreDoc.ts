@@ -1,4 +1,7 @@
-/** A hit: a global doc id (docBase + segment doc) and its float32 score (lucene-compat.md §2.1). */
+/**
+ * A hit: a global doc id (docBase + segment doc, docBase being the sum of the earlier segments'
+ * maxDoc, deleted docs included) and its float32 score, as Lucene's ScoreDoc.
+ */
 export interface ScoreDoc {
   readonly doc: number;
   readonly score: number;

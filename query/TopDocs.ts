@@ -1,6 +1,6 @@
 import type { ScoreDoc, TotalHits } from './ScoreDoc.js';
 
-/** Ranked hits plus how many docs matched (lucene-compat.md §2.1). */
+/** Ranked hits plus how many docs matched (Lucene's TopDocs: totalHits value and relation). */
 export class TopDocs {
   constructor(
     readonly totalHits: TotalHits,

@@ -6,7 +6,7 @@ import { CorruptIndexException } from '../segments/codec/CorruptIndexException.j
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase().match(/../g)!.join(' ');
 
-describe('Lucene DataOutput encodings (lucene-compat.md §7)', () => {
+describe('Lucene DataOutput encodings (segments/store/DataOutput.ts)', () => {
   it('writes vint 300 as AC 02 and 768 as 80 06', () => {
     const out = new ByteArrayDataOutput();
     out.writeVInt(300);
@@ -56,7 +56,7 @@ describe('Lucene DataOutput encodings (lucene-compat.md §7)', () => {
   });
 });
 
-describe('CodecUtil header and footer (lucene-compat.md §4.2, §7)', () => {
+describe('CodecUtil header and footer (segments/codec/CodecUtil.ts)', () => {
   const id = new Uint8Array(16).map((_, i) => i);
 
   it('starts with codec magic 3F D7 6C 17 and ends with footer magic C0 28 93 E8, algorithm 0, 8-byte BE CRC', () => {

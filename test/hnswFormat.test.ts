@@ -120,7 +120,7 @@ describe('Lucene99HnswVectorsFormat writer/reader', () => {
     expect(new Uint8Array(readFileSync(vexPath))).toEqual(mem.vex);
   });
 
-  it('encodes neighbours as a vint count then sorted, de-duplicated group-varint deltas (lucene-compat §7 bytes)', () => {
+  it('encodes neighbours as a vint count then sorted, de-duplicated group-varint deltas (the group-varint example bytes of segments/store/DataOutput.ts)', () => {
     // node 0 -> {70304, 3, 303, 70303, 3}: sorted and de-duplicated 3, 303, 70303, 70304 -> deltas 3, 300, 70000, 1
     const size = 70305;
     const g = new OnHeapHnswGraph({ maxConn: 16, expectedSize: size, withScores: false });

@@ -8,7 +8,7 @@ import { FirstFitHeap } from '../segments/kernels/FirstFitHeap.js';
 import * as VectorUtil from '../segments/util/VectorUtil.js';
 import { mulberry32 as rng } from '../src/gen/Rng.js';
 
-// ---- helpers: the SINGLE_BIT_QUERY_NIBBLE layouts (lucene-compat.md §4.4), kept local ----------
+// ---- helpers: the SINGLE_BIT_QUERY_NIBBLE layouts (segments/quantized/ScalarQuantizedVectorsFormat.ts), kept local
 
 /** 0/1 codes, 8 per byte, first dimension in the most significant bit. */
 function packBits(bits: ArrayLike<number>, codeBytes = Math.ceil(bits.length / 8)): Uint8Array {
@@ -61,9 +61,9 @@ beforeAll(async () => {
   k = await Kernels.load();
 });
 
-// ---- lucene-compat.md §7: BBQ bit layout and estimator (D = 8) ----------------------------
+// ---- BBQ bit layout and estimator, worked example with D = 8 ------------------------------
 
-describe('1-bit layout facts (lucene-compat.md §7)', () => {
+describe('1-bit layout facts (worked example in ScalarQuantizedVectorsFormat.ts)', () => {
   const docBits = [1, 0, 1, 1, 0, 0, 1, 0];
   const nibbles = [15, 0, 7, 8, 3, 12, 1, 0];
 
@@ -89,7 +89,7 @@ describe('1-bit layout facts (lucene-compat.md §7)', () => {
   });
 });
 
-describe('OSQ estimator example (lucene-compat.md §7, D = 8)', () => {
+describe('OSQ estimator example (D = 8)', () => {
   // a_x = −0.5, u_x = 0.5 (l_x = 1), x₁ = 4; a_y = −1, u_y = 2 (l_y = 0.20000002), y₁ = 46; qc = 31.
   const planes = transposeNibbles([15, 0, 7, 8, 3, 12, 1, 0]);
   const code = packBits([1, 0, 1, 1, 0, 0, 1, 0]);
@@ -305,7 +305,7 @@ function relClose(a: number, b: number, scale: number, tol = 1e-5): boolean {
 }
 
 describe('fp32 kernels', () => {
-  it('match lucene-compat.md §7 score facts', () => {
+  it('match Lucene score facts (VectorSimilarityFunction.ts formulas)', () => {
     const vec = (xs: number[]) => {
       const p = k.alloc(4 * xs.length);
       k.f32().set(xs, p >>> 2);

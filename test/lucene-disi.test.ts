@@ -8,7 +8,7 @@ import { wholeFile } from '../segments/store/FileSlice.js';
 import { IndexedDISI } from '../segments/lucene/IndexedDISI.js';
 
 /**
- * Builds an IndexedDISI image by hand from the documented layout (lucene-compat.md §4.3 and
+ * Builds an IndexedDISI image by hand from the documented layout (segments/lucene/IndexedDISI.ts and
  * Lucene's IndexedDISI.writeBitSet): per non-empty 65536-doc block a (block, cardinality-1) short
  * pair, then SPARSE shorts / DENSE rank + 1024 LE longs / nothing for ALL; a sentinel SPARSE block
  * (32767, one entry 0xFFFF); then the (index, offset) jump table.

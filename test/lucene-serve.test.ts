@@ -179,7 +179,7 @@ function uncompound(d: string, seg: string): void {
  * Replaces a plain segment's Lucene99 flat vectors with a SPARSE field (only `localDocs` have a
  * vector, the fixture's vectors for them): `.vec` = header, vectors, IndexedDISI (one SPARSE
  * block + sentinel), DirectMonotonic ord->doc, footer; `.vemf` with the OrdToDoc configuration
- * (lucene-compat.md §4.3). `reordered` writes the graph-reordered dense variant (-3) instead.
+ * (segments/flat/OrdToDoc.ts). `reordered` writes the graph-reordered dense variant (-3) instead.
  */
 function writeFlatField(d: string, seg: string, localDocs: number[], mode: 'sparse' | 'reordered'): void {
   const s = LuceneIndex.open(d).segments.find((x) => x.name === seg)!;

@@ -7,7 +7,7 @@ import { mulberry32 } from '../src/gen/Rng.js';
 import { Kernels } from '../segments/kernels/Kernels.js';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
 
-describe('SINGLE_BIT_QUERY_NIBBLE layout (lucene-compat.md §7)', () => {
+describe('SINGLE_BIT_QUERY_NIBBLE layout (segments/quantized/ScalarQuantizedVectorsFormat.ts)', () => {
   it('packs doc bits [1,0,1,1,0,0,1,0] to 0xB2 (first dimension in the MSB)', () => {
     const packed = new Uint8Array(1);
     packAsBinary(new Uint8Array([1, 0, 1, 1, 0, 0, 1, 0]), packed);

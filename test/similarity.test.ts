@@ -4,7 +4,7 @@ import { VectorSimilarityFunction as Sim } from '../segments/index/VectorSimilar
 const bits = (x: number) => new DataView(Float32Array.of(x).buffer).getUint32(0, true);
 const v = (...xs: number[]) => Float32Array.from(xs);
 
-describe('VectorSimilarityFunction scores (lucene-compat.md §1.1, §7)', () => {
+describe('VectorSimilarityFunction scores (formulas: segments/index/VectorSimilarityFunction.ts)', () => {
   it('EUCLIDEAN is 1 / (1 + squared distance)', () => {
     expect(bits(Sim.EUCLIDEAN.compare(v(1, 2, 3), v(4, 6, 8)))).toBe(0x3ca0a0a1);
   });

@@ -9,9 +9,34 @@ import { ByteArrayDataInput as Input } from '../store/DataInput.js';
 import { CorruptIndexException, IndexFormatTooNewOrOldException } from './CorruptIndexException.js';
 
 /**
- * Lucene's CodecUtil framing (lucene-compat.md §4.2): every per-segment file starts with an
- * index header (magic, codec name, version, 16-byte segment id, suffix) and ends with a
- * 16-byte footer (magic, algorithm id 0, CRC32 of every preceding byte as a BE int64).
+ * Lucene's CodecUtil framing, shared by every file prescore writes or reads (segments/FORMATS.md
+ * lists them): an index header at offset 0 and a 16-byte footer at the end.
+ *
+ * Index header (L = codec name length, S = suffix length; 9 + L + 16 + 1 + S bytes in all):
+ *
+ * | offset  | field       | type                       | meaning / check                                     |
+ * |---------|-------------|----------------------------|-----------------------------------------------------|
+ * | 0       | magic       | BE uint32 0x3FD76C17       | bytes 3F D7 6C 17; else "codec header mismatch"      |
+ * | 4       | codec name  | string (1-byte vint L + ASCII, L <= 127) | must equal the reader's codec name       |
+ * | 5 + L   | version     | BE int32                   | must lie in the reader's [min, max] (else "too new or old") |
+ * | 9 + L   | object id   | 16 bytes                   | the segment id (commit and sidecar files: a random id); must equal the expected id |
+ * | 25 + L  | suffix len  | 1 byte, S <= 255           |                                                     |
+ * | 26 + L  | suffix      | S ASCII bytes              | the per-field format suffix (`<format>_<n>`), a generation in base 36, or empty; must equal the expected one |
+ *
+ * Footer (the last 16 bytes):
+ *
+ * | offset from end | field        | type                 | meaning / check                                  |
+ * |-----------------|--------------|----------------------|--------------------------------------------------|
+ * | -16             | footer magic | BE uint32 0xC02893E8 | ~CODEC_MAGIC, bytes C0 28 93 E8                   |
+ * | -12             | algorithm id | BE int32             | 0 = zlib CRC-32; anything else is refused         |
+ * | -8              | checksum     | BE int64             | CRC-32 (IEEE/zlib) of every byte before this field, footer magic and algorithm id included; the upper 32 bits must be 0 |
+ *
+ * How much is checked, and when: small files (meta, commit, `.ids`, Lucene's `.si`/`.fnm`/...)
+ * are read whole and CRC-verified at open (openChecksummed); big data files are checked
+ * structurally at open (header, footer magic, algorithm id, high checksum bits:
+ * checkDataFileStructure / retrieveChecksum) and CRC-verified in full only by checkIntegrity()
+ * (checksumEntireFile). A meta/data pair must also agree on version, id and suffix
+ * (openMetaAndData). Failures throw CorruptIndexException naming the file.
  */
 export const CODEC_MAGIC = 0x3fd76c17;
 export const FOOTER_MAGIC = ~CODEC_MAGIC >>> 0; // 0xC02893E8

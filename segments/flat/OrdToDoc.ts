@@ -3,10 +3,28 @@ import type { DataOutput } from '../store/DataOutput.js';
 import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 
 /**
- * Which docs of a segment have a vector, and how vector ordinals map to docs
- * (Lucene's OrdToDocDISIReaderConfiguration, lucene-compat.md §4.3). Written in the meta file
- * right after the vector count; sparse fields keep an IndexedDISI doc set and an ord->doc table
- * in the data file.
+ * Which docs of a segment have a vector, and how vector ordinals map to docs (Lucene's
+ * OrdToDocDISIReaderConfiguration). Written in the meta file (`.vemf`, `.vemq`) right after the
+ * vector count; sparse fields keep an IndexedDISI doc set and an ord->doc table in the data file
+ * (`.vec`, `.veq`). Little-endian:
+ *
+ * | field               | type  | meaning                                                               |
+ * |---------------------|-------|-----------------------------------------------------------------------|
+ * | docsWithFieldOffset | int64 | -2 empty (no vectors); -1 dense (docs 0..maxDoc-1 all have one, ord == doc); -3 dense but ords reordered; >= 0 sparse: offset of the IndexedDISI in the data file |
+ * | docsWithFieldLength | int64 | bytes of the IndexedDISI (0 unless sparse)                            |
+ * | jumpTableEntryCount | int16 | IndexedDISI jump-table entries (-1 unless sparse)                     |
+ * | denseRankPower      | int8  | IndexedDISI rank granularity, 7..15 or -1 (-1 unless sparse; Lucene uses 9) |
+ *
+ * Empty and dense stop there (prescore writes only these two: -2/-1, 0, -1, -1). Otherwise:
+ *
+ * | case                      | then                                                                |
+ * |---------------------------|---------------------------------------------------------------------|
+ * | sparse, ords in doc order | int64 addressesOffset, vint blockShift (> 0, <= 30), ceil(size / 2^blockShift) DirectMonotonic block metas (int64 min, float avg, int64 offset, int8 bitsPerValue; segments/packed/DirectMonotonicWriter.ts), int64 addressesLength: ord -> doc as a DirectMonotonic sequence at addressesOffset |
+ * | sparse, reordered         | int64 addressesOffset, vint blockShift = 0, int64 addressesLength (ord -> doc as a DirectWriter table), int64 docToOrdLength |
+ * | dense reordered (-3)      | the same as sparse reordered; blockShift must be 0                   |
+ *
+ * Reordered ords (Lucene 10.x graph reordering) are parsed but not served: SegmentHandle.docToOrd
+ * needs ords in doc order, so opening such a segment is refused with a clear error.
  */
 export type OrdToDocConfig =
   | { readonly kind: 'empty' }

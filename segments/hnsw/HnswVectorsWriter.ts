@@ -37,7 +37,7 @@ function footer(out: HnswOutput): void {
 
 /**
  * Writes Lucene99HnswVectorsFormat `.vem` (meta) and `.vex` (graph) for one or more fields,
- * byte-compatible with Lucene99HnswVectorsWriter:
+ * byte-compatible with Lucene99HnswVectorsWriter (field-by-field layout: HnswVectorsFormat.ts):
  *
  * `.vex` per field, level by level from 0, nodes ascending: vint neighbour count (after
  * de-duplication), then the neighbours sorted ascending as deltas (first absolute) — group-varints

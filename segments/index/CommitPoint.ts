@@ -7,6 +7,35 @@ import { ByteArrayDataOutput } from '../store/DataOutput.js';
 import { publishAtomically } from '../store/files.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 
+/**
+ * `commit_<generation base 36>`: prescore's commit point, the one file that says what an index
+ * directory holds (Lucene's segments_N plays this role; prescore's is simpler: one vector field,
+ * no deletions). Every other file of the index is reached from it. Little-endian
+ * (primitives: segments/store/DataOutput.ts):
+ *
+ * | field              | type                | meaning / check                                            |
+ * |--------------------|---------------------|------------------------------------------------------------|
+ * | index header       |                     | codec `PrescoreCommit`, version 0, a fresh random 16-byte id, suffix = the generation in base 36 (must match the file name) |
+ * | field name         | string              | the vector field's name                                    |
+ * | field number       | vint                | the number the segment files use for the field             |
+ * | similarity         | int32               | 0 EUCLIDEAN, 1 DOT_PRODUCT, 2 COSINE, 3 MAXIMUM_INNER_PRODUCT |
+ * | dims               | vint                |                                                            |
+ * | segment count      | vint                |                                                            |
+ * | per segment, in docBase order: |         |                                                            |
+ * | name               | string              | `_0`, `_1`, ... (`_` + base-36 counter)                     |
+ * | segment id         | 16 bytes            | every file of the segment carries it in its header          |
+ * | maxDoc             | vint                | docs (= vectors: prescore segments are dense)              |
+ * | suffix             | string              | the format suffix of the segment's files (PRESCORE_FORMAT_SUFFIX) |
+ * | flags              | byte                | 1 = the segment has `.vem/.vex` (a graph), 0 = it is scanned; anything else is corrupt |
+ * | user data          | map of strings      | build facts (the builder writes source, createdAt, segmentDocs, flatThreshold) |
+ * | footer             |                     | CRC32 of the whole file, verified at open; trailing bytes before it are corrupt |
+ *
+ * Per segment `_N` with suffix S the commit implies `_N_S.vemf` + `_N_S.vec` (fp32,
+ * segments/flat/FlatVectorsFormat.ts), `_N_S.vemq` + `_N_S.veq` (1-bit codes,
+ * segments/quantized/ScalarQuantizedVectorsFormat.ts), `_N_S.vem` + `_N_S.vex` when flags = 1
+ * (segments/hnsw/HnswVectorsFormat.ts) and `_N.ids` (DocIds.ts). The newest generation wins;
+ * commits are published atomically (writeCommit).
+ */
 export const COMMIT_CODEC = 'PrescoreCommit';
 export const COMMIT_VERSION_START = 0;
 export const COMMIT_VERSION_CURRENT = 0;

@@ -18,6 +18,20 @@ export function docIdsFileName(segmentName: string): string {
  * The user-facing string id of every doc of a segment. Inputs without ids (fvecs, npy) use
  * the input row number; those are stored as a start number only ("sequential"), anything else
  * as an offsets table plus UTF-8 bytes.
+ *
+ * `_N.ids` (one per segment, outside the per-format suffix), little-endian:
+ *
+ * | field        | type                   | meaning / check                                          |
+ * |--------------|------------------------|----------------------------------------------------------|
+ * | index header |                        | codec `PrescoreDocIds`, version 0, the segment id, empty suffix |
+ * | kind         | byte                   | 0 sequential, 1 explicit; anything else is corrupt        |
+ * | count        | vint                   | must equal the segment's maxDoc from the commit           |
+ * | kind 0:      |                        |                                                          |
+ * | first        | vlong                  | doc d's id is the decimal string of first + d             |
+ * | kind 1:      |                        |                                                          |
+ * | offsets      | int32 x (count + 1)    | byte offsets into the id bytes, offsets[0] = 0, non-decreasing (checked) |
+ * | id bytes     | offsets[count] bytes   | UTF-8, doc d's id = bytes [offsets[d], offsets[d+1])      |
+ * | footer       |                        | CRC32, verified whole at open                            |
  */
 export abstract class DocIds {
   abstract readonly count: number;

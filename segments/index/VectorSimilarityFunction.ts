@@ -1,8 +1,16 @@
 import { cosine, dotProduct, normalizeToUnitInterval, scaleMaxInnerProductScore, squareDistance } from '../util/VectorUtil.js';
 
 /**
- * Lucene's VectorSimilarityFunction (lucene-compat.md §1.1). The ordinal is the on-disk number
- * used by .fnm, .vemf, .vem and .vemq. Scores are float32 and higher means more similar.
+ * Lucene's VectorSimilarityFunction. The ordinal is the on-disk number used by .fnm (a byte),
+ * .vemf, .vem and .vemq (an int32) and prescore's commit. Scores are float32 and higher means
+ * more similar:
+ *
+ * | ordinal | name                  | score                                              |
+ * |---------|-----------------------|----------------------------------------------------|
+ * | 0       | EUCLIDEAN             | 1 / (1 + Σ(aᵢ − bᵢ)²) (squared distance, no sqrt)   |
+ * | 1       | DOT_PRODUCT           | max((1 + a·b) / 2, 0) (vectors expected unit length) |
+ * | 2       | COSINE                | max((1 + cos(a, b)) / 2, 0), the quotient in double |
+ * | 3       | MAXIMUM_INNER_PRODUCT | a·b < 0 ? 1 / (1 − a·b) : a·b + 1 (may exceed 1)    |
  */
 export type SimilarityName = 'EUCLIDEAN' | 'DOT_PRODUCT' | 'COSINE' | 'MAXIMUM_INNER_PRODUCT';
 

@@ -7,7 +7,7 @@ import { dotProduct as dot, squareDistance, cosine, cosineParts } from '../util/
  * The OSQ estimator emulates float32 with Math.fround after every +, −, ×, ÷ (double-then-round
  * is exact for these on float32 inputs), so it is bit-identical to the wasm kernel and to
  * Lucene's float code. The fp32 sums follow Lucene's scalar order (four stride-4 accumulators
- * above 32 dims, two for cosine; lucene-compat.md §1.2), which differs from the wasm SIMD order:
+ * above 32 dims, two for cosine; see segments/util/VectorUtil.ts), which differs from the wasm SIMD order:
  * compare those with a relative tolerance.
  */
 

@@ -150,7 +150,7 @@
 
   ;; ---------------------------------------------------------------------------------------
   ;; osqScore: Lucene's 1-bit x 4-bit OSQ estimator (Lucene104ScalarQuantizedVectorScorer's
-  ;; quantizedScore; lucene-compat.md section 4.4) for n doc records, written as f32 to out[k].
+  ;; quantizedScore; record layout in segments/quantized/ScalarQuantizedVectorsFormat.ts) for n doc records, written as f32 to out[k].
   ;;
   ;; Record k is ords[k] when ords != 0 (an i32 array), else start + k. Records are
   ;; [code codeBytes][lower f32][upper f32][additionalCorrection f32][componentSum i32], packed

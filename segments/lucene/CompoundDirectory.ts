@@ -9,7 +9,30 @@ import { segmentFileName, stripSegmentName } from './IndexFileNames.js';
 import type { IndexDirectory, SegmentDirectory } from './LuceneDirectory.js';
 import { LuceneFileNotFoundError } from './LuceneDirectory.js';
 
-/** Lucene90CompoundFormat (lucene-compat.md §5 step 3). */
+/**
+ * Lucene90CompoundFormat: a segment's files packed into `_N.cfs`, listed by `_N.cfe`. Read only.
+ * Little-endian.
+ *
+ * `_N.cfe` (entries; read whole, CRC-verified):
+ *
+ * | field        | type   | meaning / check                                                       |
+ * |--------------|--------|-----------------------------------------------------------------------|
+ * | index header |        | codec `Lucene90CompoundEntries`, version 0, the segment id, empty suffix |
+ * | count        | vint   | >= 0                                                                  |
+ * | per entry:   |        |                                                                       |
+ * | id           | string | the file name without the segment name (`.fnm`, `_Lucene99HnswVectorsFormat_0.vec`); no duplicates |
+ * | offset       | int64  | where the sub-file starts in `_N.cfs`, >= 0                            |
+ * | length       | int64  | its length, >= 0                                                      |
+ * | footer       |        | CRC32                                                                 |
+ *
+ * `_N.cfs` (data): index header (codec `Lucene90CompoundData`, the `.cfe` version, the segment id,
+ * empty suffix), then the sub-files, each a complete file with its own header and footer, at
+ * the entries' offsets (Lucene aligns them to 8 bytes, padding with zeros), then the container's
+ * footer. Checked at open: header, footer structure, length = end of the last entry + 16, no
+ * entry overlapping the header or another entry, and every sub-file's footer structure; full
+ * CRC32s (each sub-file's, then the container's) in checkIntegrity(). Offsets inside a sub-file
+ * are relative to its own start, so format readers see the same bytes as for a plain file.
+ */
 export const COMPOUND_DATA_CODEC = 'Lucene90CompoundData';
 export const COMPOUND_ENTRIES_CODEC = 'Lucene90CompoundEntries';
 export const COMPOUND_VERSION_START = 0;

@@ -5,7 +5,30 @@ import { generationToString, segmentFileName } from './IndexFileNames.js';
 import type { IndexDirectory, SegmentDirectory } from './LuceneDirectory.js';
 import { expectEnd } from './LuceneFormat.js';
 
-/** `.fnm`, Lucene94FieldInfosFormat (lucene-compat.md §5 step 4). */
+/**
+ * `.fnm`, Lucene94FieldInfosFormat: the segment's fields. `_N.fnm` (in the compound file when
+ * the segment has one) or, after field-infos updates, `_N_<fieldInfosGen base 36>.fnm` (always a
+ * plain file, with the generation as header suffix). Read only, CRC-verified. Little-endian:
+ *
+ * | field               | type           | meaning / check                                          |
+ * |---------------------|----------------|----------------------------------------------------------|
+ * | index header        |                | codec `Lucene94FieldInfos`, format 0..2, the segment id, suffix '' or the generation |
+ * | field count         | vint           | >= 0                                                     |
+ * | per field:          |                |                                                          |
+ * | name                | string         | unique                                                   |
+ * | number              | vint           | >= 0, unique                                             |
+ * | flags               | byte           | 0x1 term vectors, 0x2 omit norms, 0x4 payloads, 0x8 soft-deletes field, 0x10 parent field (format >= 1); other bits must be 0 (format 2 tolerates 0x20) |
+ * | index options       | byte           | 0 NONE .. 4 DOCS_AND_FREQS_AND_POSITIONS_AND_OFFSETS       |
+ * | doc-values type     | byte           | 0 NONE, 1 NUMERIC, 2 BINARY, 3 SORTED, 4 SORTED_SET, 5 SORTED_NUMERIC |
+ * | doc-values skip index | byte (format >= 2 only) | 0 NONE, 1 RANGE                                 |
+ * | dvGen               | int64          |                                                          |
+ * | attributes          | map of strings | for a vector field: `PerFieldKnnVectorsFormat.format` (e.g. `Lucene99HnswVectorsFormat`) and `PerFieldKnnVectorsFormat.suffix` (e.g. `0`); the field's files use the suffix `<format>_<suffix>` |
+ * | point dims          | vint           | if != 0: vint index dims (<= point dims), vint bytes per dim |
+ * | vector dims         | vint           | 0 = not a vector field                                    |
+ * | vector encoding     | byte           | 0 BYTE, 1 FLOAT32                                         |
+ * | vector similarity   | byte           | 0 EUCLIDEAN, 1 DOT_PRODUCT, 2 COSINE, 3 MAXIMUM_INNER_PRODUCT |
+ * | footer              |                | CRC32; nothing may remain before it                      |
+ */
 export const FIELD_INFOS_CODEC = 'Lucene94FieldInfos';
 export const FIELD_INFOS_FORMAT_START = 0;
 /** Adds the parent-field flag (0x10); no layout change. */
@@ -32,7 +55,7 @@ export type DocValuesSkipIndexType = (typeof DOC_VALUES_SKIP_INDEX_TYPES)[number
 /** VectorEncoding ordinals: the byte in `.fnm`, the int32 in `.vemf`/`.vem`. */
 export const VECTOR_ENCODINGS = ['BYTE', 'FLOAT32'] as const;
 export type VectorEncodingName = (typeof VECTOR_ENCODINGS)[number];
-/** Similarity ordinals (lucene-compat.md §1.1). */
+/** Similarity ordinals, the same numbers in `.fnm`, `.vemf`, `.vem` and `.vemq` (VectorSimilarityFunction.ts). */
 export const VECTOR_SIMILARITIES = ['EUCLIDEAN', 'DOT_PRODUCT', 'COSINE', 'MAXIMUM_INNER_PRODUCT'] as const;
 export type VectorSimilarityName = (typeof VECTOR_SIMILARITIES)[number];
 

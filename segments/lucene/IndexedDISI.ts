@@ -4,9 +4,10 @@ import type { FileSlice } from '../store/FileSlice.js';
 import { readSliceBytes } from '../store/FileSlice.js';
 
 /**
- * Lucene's IndexedDISI (codecs/lucene90/IndexedDISI; lucene-compat.md §4.3): the set of docs that
- * have a value, where a doc's rank within the set is its ordinal. Layout, from the writer
- * (`writeBitSet`):
+ * Lucene's IndexedDISI (codecs/lucene90/IndexedDISI): the set of docs that have a value, where a
+ * doc's rank within the set is its ordinal. Sparse vector fields store it in `.vec` at the
+ * meta's docsWithFieldOffset (segments/flat/OrdToDoc.ts). Layout (little-endian except the rank
+ * table), as Lucene's writer (`writeBitSet`) produces it:
  *
  * - one block per non-empty range of 65536 docs, in increasing order: int16 block (doc >>> 16),
  *   int16 (cardinality - 1), then by cardinality:

@@ -9,6 +9,8 @@ import { expectEnd } from './LuceneFormat.js';
  * `_N_<delGen base36>.liv`, Lucene90LiveDocsFormat: index header (codec "Lucene90LiveDocs",
  * version 0, segment id, suffix = delGen in base 36), then ceil(maxDoc / 64) int64 words (LE) of
  * a bit set where bit d set = doc d is live, then the footer. Always outside the compound file.
+ * Checked at open: full CRC32, the exact length, no bit set at or past maxDoc, and the number of
+ * cleared bits equal to the delCount segments_N records.
  */
 export const LIVE_DOCS_CODEC = 'Lucene90LiveDocs';
 export const LIVE_DOCS_VERSION_START = 0;

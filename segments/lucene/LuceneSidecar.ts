@@ -37,6 +37,31 @@ import type { SegmentBuilder } from '../index/SegmentBuildTask.js';
  * A segment is built in a temporary directory and renamed into place whole, so concurrent
  * openers of the same index never see (or mix) partial builds: the first rename wins, later
  * builders discard theirs and use it.
+ *
+ * `.vemq/.veq` and `.vem/.vex` have the layouts of segments/quantized/ScalarQuantizedVectorsFormat.ts
+ * and segments/hnsw/HnswVectorsFormat.ts (suffix `PrescoreSidecar_0`, the sidecar id). The
+ * manifest `_N_PrescoreSidecar_0.psm`, little-endian:
+ *
+ * | field             | type     | meaning                                                         |
+ * |-------------------|----------|-----------------------------------------------------------------|
+ * | index header      |          | codec `PrescoreLuceneSidecar`, version 0, the sidecar's random id, suffix `PrescoreSidecar_0` |
+ * | segment name      | string   | the Lucene segment (`_3`)                                       |
+ * | segment id        | 16 bytes | the Lucene segment's id                                         |
+ * | maxDoc            | vint     |                                                                 |
+ * | field name        | string   |                                                                 |
+ * | field number      | vint     |                                                                 |
+ * | similarity        | vint     | ordinal 0..3                                                    |
+ * | dims              | vint     |                                                                 |
+ * | vector count      | vint     | ords of the flat field                                          |
+ * | `.vec` checksum   | int64    | the CRC32 in the Lucene `.vec` footer (upper 32 bits 0)          |
+ * | vectorDataOffset  | vlong    | ord 0 within the `.vec`                                         |
+ * | has graph         | byte     | 1: `.vem/.vex` exist; 0: flat                                   |
+ * | M, beamWidth, seed| 3 vints  | the graph's build parameters (0, 0, 0 when flat)                 |
+ * | footer            |          | CRC32                                                           |
+ *
+ * The body must equal, byte for byte, what the current Lucene segment and build parameters
+ * would produce; anything else rebuilds the sidecar segment. The root's `SOURCE` file is plain
+ * text, one `<real index path>\t<field>\n` line per index served from it (informational only).
  */
 export const SIDECAR_CODEC = 'PrescoreLuceneSidecar';
 export const SIDECAR_VERSION_START = 0;

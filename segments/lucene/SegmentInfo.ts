@@ -10,6 +10,23 @@ import { checkVersion } from './LuceneFormat.js';
  * `_N.si`, Lucene99SegmentInfoFormat. Its codec name is still "Lucene90SegmentInfo", version 0;
  * what tells it apart from the older Lucene90SegmentInfoFormat (same name and version, no
  * hasBlocks byte) is the segment's codec (Lucene99 and later), checked by the caller.
+ *
+ * Read only, always a plain file (never inside the compound file), fully CRC-verified.
+ * Little-endian:
+ *
+ * | field            | type            | meaning / check                                             |
+ * |------------------|-----------------|-------------------------------------------------------------|
+ * | index header     |                 | codec `Lucene90SegmentInfo`, version 0, the segment id from segments_N, empty suffix |
+ * | version          | 3 x int32       | major, minor, bugfix of the Lucene that wrote the segment    |
+ * | has min version  | byte            | 1: 3 x int32 minVersion follow; 0: none; else corrupt        |
+ * | maxDoc           | int32           | docs in the segment, deleted ones included; >= 0             |
+ * | isCompoundFile   | byte            | 1 yes (files in `_N.cfs`), -1 no; else corrupt               |
+ * | hasBlocks        | byte            | 1 / -1, as above                                            |
+ * | diagnostics      | map of strings  |                                                             |
+ * | files            | set of strings  | the segment's files; each must belong to this segment        |
+ * | attributes       | map of strings  |                                                             |
+ * | index sort count | vint            | >= 0; each sort field starts with its provider name (string), the rest is provider-specific and skipped (the CRC covered it) |
+ * | footer           |                 | CRC32                                                       |
  */
 export const SEGMENT_INFO_CODEC = 'Lucene90SegmentInfo';
 export const SEGMENT_INFO_VERSION_START = 0;

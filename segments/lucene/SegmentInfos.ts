@@ -8,7 +8,38 @@ import { LuceneFileNotFoundError } from './LuceneDirectory.js';
 import type { LuceneVersion } from './LuceneFormat.js';
 import { checkVersion, compareVersions, expectEnd, versionToString } from './LuceneFormat.js';
 
-/** `segments_N` (org.apache.lucene.index.SegmentInfos; lucene-compat.md §5 step 1). */
+/**
+ * `segments_N` (org.apache.lucene.index.SegmentInfos): a Lucene commit point, the newest being the
+ * largest N (base 36; plain `segments` is generation 0). Read only, fully CRC-verified. Unlike the
+ * per-segment files, most fixed-width numbers here are big-endian:
+ *
+ * | field                    | type              | meaning / check                                  |
+ * |--------------------------|-------------------|--------------------------------------------------|
+ * | index header             |                   | codec `segments`, version 9 (8.0-8.5) or 10 (8.6+, every 9.x/10.x), a random commit id, suffix = N in base 36; a file without the magic is reported as pre-4.0 |
+ * | Lucene version           | 3 vints           | major, minor, bugfix of the writer; >= 0         |
+ * | indexCreatedVersionMajor | vint              | <= the writer's major                            |
+ * | version                  | BE int64          | counts changes to the index                      |
+ * | counter                  | vlong             | the segment-name counter                         |
+ * | segment count            | BE int32          | >= 0                                             |
+ * | minSegmentLuceneVersion  | 3 vints           | only when count > 0                              |
+ * | per segment, in docBase order: |             |                                                  |
+ * | name                     | string            | `_0`, `_1`, ...; no duplicates                   |
+ * | segment id               | 16 bytes          | every file of the segment carries it             |
+ * | codec                    | string            | e.g. `Lucene99`, `Lucene912`, `Lucene101` (LuceneFormat.codecTraits) |
+ * | delGen                   | BE int64          | generation of the `.liv` file; -1 = no deletions (then delCount must be 0) |
+ * | delCount                 | BE int32          | deleted docs, >= 0 (<= maxDoc, checked once the `.si` is read) |
+ * | fieldInfosGen            | BE int64          | -1 = the segment's own `.fnm`; else `_N_<gen>.fnm` |
+ * | dvGen                    | BE int64          | doc-values updates generation (-1 none)          |
+ * | softDelCount             | BE int32          | >= 0                                             |
+ * | commit-id marker         | byte (version 10) | 1: a 16-byte per-commit id follows; 0: none      |
+ * | field-infos files        | set of strings    |                                                  |
+ * | doc-values update count  | BE int32          | then per entry BE int32 field number + set of strings |
+ * | user data                | map of strings    |                                                  |
+ * | footer                   |                   | CRC32; nothing may remain before it              |
+ *
+ * maxDoc lives in each segment's `.si` (SegmentInfo.ts); the docBase of a segment is the sum of
+ * the earlier segments' maxDoc, deleted docs included.
+ */
 export const SEGMENTS_CODEC = 'segments';
 /** Lucene 8.0 .. 8.5: no per-commit segment id. */
 export const SEGMENTS_VERSION_74 = 9;

@@ -1,5 +1,8 @@
 /**
- * The 1-bit document and 4-bit query layouts of SINGLE_BIT_QUERY_NIBBLE (lucene-compat.md §4.4).
+ * The 1-bit document and 4-bit query layouts of SINGLE_BIT_QUERY_NIBBLE: doc codes packed eight
+ * dims per byte, first dim in the most significant bit; query codes transposed into four bit
+ * planes of the same packing, LSB plane first. The record layout these feed (and a worked
+ * example) is in segments/quantized/ScalarQuantizedVectorsFormat.ts.
  */
 
 /** Rounds `value` up to a multiple of `bucket` (Lucene's OptimizedScalarQuantizer.discretize). */

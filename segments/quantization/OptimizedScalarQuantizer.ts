@@ -25,9 +25,11 @@ export interface QuantizationResult {
 }
 
 /**
- * Lucene's OptimizedScalarQuantizer (lucene-compat.md §4.4): centre the vector on the segment
- * centroid, start from a ±g·σ interval, then minimise an anisotropic loss (parallel error
- * weighted by 1−λ) by coordinate descent, and round every component onto the interval's grid.
+ * Lucene's OptimizedScalarQuantizer: centre the vector on the segment centroid, start from a
+ * ±g·σ interval (g per bit count, e.g. 0.798 for 1 bit, 2.514 for 4), then minimise an
+ * anisotropic loss (parallel error weighted by 1−λ, λ = 0.1, at most 5 rounds) by coordinate
+ * descent, and round every component onto the interval's grid. The codes and corrective terms it
+ * returns are what `.veq` stores (segments/quantized/ScalarQuantizedVectorsFormat.ts).
  *
  * The arithmetic follows Lucene's float/double mix exactly (statistics and loss in double,
  * grid and codes in float), so codes and corrections are bit-identical to what Lucene writes.

@@ -1,6 +1,67 @@
 import { binaryCodeBytes } from '../quantization/BitPacking.js';
 
-/** Lucene104ScalarQuantizedVectorsFormat constants (lucene-compat.md §4.4). */
+/**
+ * Lucene104ScalarQuantizedVectorsFormat with the SINGLE_BIT_QUERY_NIBBLE encoding: the 1-bit OSQ
+ * codes the first phase scores, a meta file `.vemq` and a data file `.veq`
+ * (`<segment>_<suffix>.vemq|.veq`). prescore writes them for its own segments and for Lucene
+ * sidecars (ScalarQuantizedVectorsWriter) and reads them back (ScalarQuantizedVectorsReader);
+ * the raw vectors stay in the flat `.vemf/.vec` pair. Lucene's own `.veq` codes (other
+ * encodings) are never read. Little-endian throughout.
+ *
+ * `.vemq` (note the order differs from `.vemf`: dims comes before the offsets, count is a vint):
+ *
+ * | field              | type           | meaning / check                                              |
+ * |--------------------|----------------|--------------------------------------------------------------|
+ * | index header       |                | codec `Lucene104ScalarQuantizedVectorsFormatMeta`, version 0, segment id, suffix |
+ * | then per field:    |                |                                                              |
+ * | field number       | int32          | -1 ends the list                                             |
+ * | vector encoding    | int32          | of the raw vectors: 1 FLOAT32 (not checked here; the flat delegate checks it) |
+ * | similarity         | int32          | 0..3, as in `.vemf`                                          |
+ * | dims (D)           | vint           | the real dimension, > 0                                      |
+ * | vectorDataOffset   | vlong          | where record 0 starts in `.veq` (4-byte aligned)             |
+ * | vectorDataLength   | vlong          | must equal count x recordBytes and end before the `.veq` footer |
+ * | count              | vint           | records (ords), >= 0                                         |
+ * | if count > 0:      |                |                                                              |
+ * | scalar encoding    | vint           | must be 3 = SINGLE_BIT_QUERY_NIBBLE (else "too new or old")  |
+ * | centroid           | float32 x D    | the segment's centroid c (unit length for COSINE)            |
+ * | centroidDP         | float32        | c . c                                                        |
+ * | ord-to-doc config  |                | as in `.vemf` (segments/flat/OrdToDoc.ts); prescore writes dense |
+ * | end marker         | int32 -1       |                                                              |
+ * | footer             |                | CRC32, verified whole at open                                |
+ *
+ * `.veq`: index header (codec `Lucene104ScalarQuantizedVectorsFormatData`, same version, id and
+ * suffix), zero padding to vectorDataOffset, then `count` records in ord order, back to back with
+ * no alignment (a 100-dim record is 29 bytes), then (sparse fields only) the ord-to-doc data,
+ * then the footer (structural check at open, full CRC32 in checkIntegrity()).
+ *
+ * One 1-bit record, D dims, codeBytes = ceil(D / 8), recordBytes = codeBytes + 16:
+ *
+ * | offset          | field                | type                 | meaning                                  |
+ * |-----------------|----------------------|----------------------|------------------------------------------|
+ * | 0               | code                 | codeBytes bytes      | one bit per dim, MSB first: dim 8j + k is bit (7 - k) of byte j; the padding bits past D are 0 |
+ * | codeBytes       | lowerInterval a_x    | float32              | the OSQ interval's lower end             |
+ * | codeBytes + 4   | upperInterval u_x    | float32              | its upper end                            |
+ * | codeBytes + 8   | additionalCorrection | float32              | ‖x - c‖² for EUCLIDEAN, x . c otherwise  |
+ * | codeBytes + 12  | componentSum x1      | int32                | the number of 1 bits of the code         |
+ *
+ * e.g. D = 768: 96 + 16 = 112 bytes; D = 100: 13 + 16 = 29 bytes. The kernels score records
+ * where they lie (kernel memory holds a copy of the `.veq` payload in the same layout; the graph
+ * builder also keeps, per doc, a 4-bit "query record": the 4 planes below followed by the same
+ * 16 bytes of corrections, in memory only).
+ *
+ * The 4-bit query (never on disk, quantized per segment against its centroid by QueryQuantizer):
+ * 4 bit planes of codeBytes bytes each, plane p at byte p x codeBytes, LSB plane first. Plane p
+ * holds bit p of every dim's 4-bit code, packed MSB-first like the doc code (dim 8j + k is bit
+ * (7 - k) of byte j of the plane). The 1-bit x 4-bit dot product is then
+ * qc = Σ_p popcount(plane_p AND code) << p (Kernels.int4BitDotProduct). With the query's own
+ * corrections a_y, u_y, y1 (sum of its codes) and corr_y, the estimator (kernels.wat, osqScore)
+ * computes in float32, left to right: l_x = u_x - a_x, l_y = (u_y - a_y) x float32(1/15),
+ * s = (a_x a_y) D + (a_y l_x) x1 + (a_x l_y) y1 + (l_x l_y) qc (D the real dims), then
+ * EUCLIDEAN 1 / (1 + max((corr_y + corr_x) - 2s, 0)); otherwise s' = s + ((corr_y + corr_x) - centroidDP),
+ * DOT_PRODUCT/COSINE (1 + clamp(s', -1, 1)) / 2, MAXIMUM_INNER_PRODUCT s' < 0 ? 1 / (1 - s') : s' + 1.
+ * Worked example (D = 8): doc bits [1,0,1,1,0,0,1,0] pack to 0xB2; query codes
+ * [15,0,7,8,3,12,1,0] transpose to planes [0xAA, 0xA8, 0xA4, 0x94]; qc = 31.
+ */
 export const SQ_META_CODEC = 'Lucene104ScalarQuantizedVectorsFormatMeta';
 export const SQ_DATA_CODEC = 'Lucene104ScalarQuantizedVectorsFormatData';
 export const SQ_VERSION_START = 0;

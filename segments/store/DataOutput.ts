@@ -1,7 +1,25 @@
 /**
- * Lucene's DataOutput encodings (lucene-compat.md §4.1): little-endian fixed-width numbers,
- * 7-bit variable-length ints, length-prefixed UTF-8 strings and group-varints. The CodecUtil
- * header/footer and segments_N use the big-endian variants.
+ * Lucene's DataOutput encodings, the primitives every file layout in segments/ is written in
+ * (see segments/FORMATS.md for the map of files):
+ *
+ * | type            | bytes                                                                          |
+ * |-----------------|--------------------------------------------------------------------------------|
+ * | byte            | 1 byte (signed where Java reads a byte: readSignedByte)                         |
+ * | short/int/long  | 2/4/8 bytes, little-endian (int64 limited to +-2^53 here)                      |
+ * | float           | the IEEE-754 float32 bits, 4 bytes little-endian                               |
+ * | BE int / BE long| 4/8 bytes big-endian: the CodecUtil header/footer and most of segments_N       |
+ * | vint            | 1-5 bytes, 7 bits each, low-order group first, high bit = "more follows"; a     |
+ * |                 | negative int is its unsigned 32-bit pattern (5 bytes). e.g. 300 = AC 02        |
+ * | vlong           | the same over a non-negative int64, 1-9 bytes                                  |
+ * | string          | vint byte length, then UTF-8 bytes                                             |
+ * | map of strings  | vint count, then count (key string, value string) pairs                        |
+ * | set of strings  | vint count, then count strings                                                 |
+ * | group-varints   | per full group of 4 values a flag byte (2 bits per value = byte length - 1,    |
+ * |                 | first value in bits 7-6), then each value in 1-4 LE bytes; a tail of < 4       |
+ * |                 | values as plain vints. e.g. [3, 300, 70000, 1] = 18 03 2C 01 70 11 01 01       |
+ *
+ * Readers (ByteArrayDataInput) reject a vint longer than 5 bytes or with bits beyond 32, a vlong
+ * beyond 2^53, and any read past the end, naming the file.
  */
 export abstract class DataOutput {
   private readonly scratch = new DataView(new ArrayBuffer(8));

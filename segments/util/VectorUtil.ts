@@ -1,5 +1,5 @@
 /**
- * Float32 vector arithmetic with Lucene's scalar accumulation order (lucene-compat.md §1.2):
+ * Float32 vector arithmetic with Lucene's scalar accumulation order (DefaultVectorUtilSupport):
  * above 32 dims, four independent stride-4 accumulators (two for cosine) summed at the end,
  * then a sequential tail. Every operation is rounded to float32 with Math.fround, so results
  * match Lucene's non-FMA scalar path exactly and its SIMD/FMA paths within ~1 ulp.
