@@ -357,7 +357,7 @@ describe('fp32 kernels', () => {
     }
   });
 
-  it('the JS reference follows Lucene\'s scalar order bit for bit (query/VectorUtil)', () => {
+  it('the JS reference follows Lucene\'s scalar order bit for bit (segments/util/VectorUtil)', () => {
     const r = rng(7);
     for (const dim of [3, 32, 33, 100, 1024]) {
       const a = Float32Array.from({ length: dim }, () => r() * 2 - 1);

@@ -5,7 +5,7 @@
  *   node dist/src/bench/hnsw.js [--n 100000] [--dim 32] [--queries 500] [--k 10] [--ef 10,50,100,200]
  *                               [--m 16] [--beam 100] [--clusters 100] [--scorer lucene|plain] [--count]
  *
- * `--scorer lucene` (default) scores with query/VectorSimilarityFunction (Lucene's float32
+ * `--scorer lucene` (default) scores with segments/index/VectorSimilarityFunction (Lucene's float32
  * arithmetic, ~100-200 ns per 32-dim dot here); `plain` is an unrounded dot product, a cheaper
  * stand-in closer to what a SIMD kernel costs. Build cost is essentially (scores per insert) x
  * (cost per score): `--count` reports scores and bulkScore calls per insert (with a small
