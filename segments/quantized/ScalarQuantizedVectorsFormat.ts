@@ -53,9 +53,12 @@ import { binaryCodeBytes } from '../quantization/BitPacking.js';
  * 4 bit planes of codeBytes bytes each, plane p at byte p x codeBytes, LSB plane first. Plane p
  * holds bit p of every dim's 4-bit code, packed MSB-first like the doc code (dim 8j + k is bit
  * (7 - k) of byte j of the plane). The 1-bit x 4-bit dot product is then
- * qc = Σ_p popcount(plane_p AND code) << p (Kernels.int4BitDotProduct). With the query's own
- * corrections a_y, u_y, y1 (sum of its codes) and corr_y, the estimator (kernels.wat, osqScore)
- * computes in float32, left to right: l_x = u_x - a_x, l_y = (u_y - a_y) x float32(1/15),
+ * qc = Σ_p popcount(plane_p AND code) << p (Kernels.int4BitDotProduct). The scoring kernel
+ * (kernels.wat, osqScore) first copies the planes to scratch with each plane zero-padded to a
+ * 16-byte stride (codeBytes rounded up to 16) and then reads each doc code in whole 16-byte
+ * chunks: bytes past the code are the record's own corrections, which meet zero plane bytes and
+ * add nothing. With the doc's a_x, u_x, x1, corr_x (its additionalCorrection) and the query's
+ * a_y, u_y, y1 (sum of its codes), corr_y, the estimator computes in float32, left to right: l_x = u_x - a_x, l_y = (u_y - a_y) x float32(1/15),
  * s = (a_x a_y) D + (a_y l_x) x1 + (a_x l_y) y1 + (l_x l_y) qc (D the real dims), then
  * EUCLIDEAN 1 / (1 + max((corr_y + corr_x) - 2s, 0)); otherwise s' = s + ((corr_y + corr_x) - centroidDP),
  * DOT_PRODUCT/COSINE (1 + clamp(s', -1, 1)) / 2, MAXIMUM_INNER_PRODUCT s' < 0 ? 1 / (1 - s') : s' + 1.
