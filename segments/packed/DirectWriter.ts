@@ -4,7 +4,10 @@ import type { DataOutput } from '../store/DataOutput.js';
  * Lucene's DirectWriter layout (util/packed/DirectWriter.java): `numValues` unsigned integers of a
  * fixed width, packed back to back into a little-endian bit stream (value i occupies bits
  * [i*bpv, (i+1)*bpv), bit 0 being the low bit of byte 0), followed by 0-3 zero padding bytes so
- * that Lucene's readers can load any value with one short/int/long read.
+ * that Lucene's readers can load any value with one short/int/long read: ceil(numValues x bpv / 8)
+ * data bytes, then ceil(p / 8) bytes with p = 64 - bpv above 32 bits, 32 - bpv above 16,
+ * 16 - bpv above 8, else 0 (paddingBytesNeeded). The width is not stored: the meta file that
+ * points at the table gives it (e.g. a DirectMonotonic block's bitsPerValue).
  *
  * Only the widths in SUPPORTED_BITS_PER_VALUE exist on disk. Widths above 32 are multiples of 8.
  * JS numbers carry values up to 2^53; larger values are rejected rather than silently rounded.
