@@ -8,6 +8,7 @@
 import { build as buildHistogram, encodeIntoCompressedBase64, type Histogram } from 'hdr-histogram-js';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { BodyCache } from './body.js';
+import { percentile } from './percentile.js';
 import { randomUnitQueries, type QuerySet } from './queries.js';
 import {
   LATENCY_BASIS,
@@ -130,11 +131,6 @@ function positive(name: string, v: number | undefined, allowZero = false): void 
   if (!Number.isFinite(v) || v < 0 || (!allowZero && v === 0)) throw new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${v}`);
 }
 
-function percentileOfSorted(sorted: Float64Array, p: number): number {
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[idx];
-}
-
 /** Runs one open-loop load test and returns its report. Throws on bad options or a non-loopback URL. */
 export async function runLoad(o: LoadOptions): Promise<LoadReport> {
   positive('rate', o.rate);
@@ -233,8 +229,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
       if (b.lat === null) return;
       if (b.lat.length > 0) {
         const s = Float64Array.from(b.lat).sort();
-        b.p50 = round3(percentileOfSorted(s, 50));
-        b.p99 = round3(percentileOfSorted(s, 99));
+        b.p50 = round3(percentile(s, 50));
+        b.p99 = round3(percentile(s, 99));
         b.max = round3(s[s.length - 1]);
       }
       b.lat = null;
