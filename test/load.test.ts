@@ -155,7 +155,9 @@ describe('outcome accounting', () => {
         default: return answer(res, 200, 'not json');
       }
     });
-    const r = await runLoad({ url: s.url, rate: 200, durationMs: 1000, dim: 4, arrivals: 'constant' });
+    // A generous client timeout: this test is about classification, so no answer may time out
+    // even on a stalled machine.
+    const r = await runLoad({ url: s.url, rate: 200, durationMs: 1000, timeoutMs: 30_000, dim: 4, arrivals: 'constant' });
     const c = r.counts;
     expect(c.ok + c.shed + c.timeout + c.error).toBe(c.sent);
     const fifth = c.sent / 5;
