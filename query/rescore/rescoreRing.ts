@@ -3,7 +3,7 @@ import { MappedFile } from '../../segments/store/native/MappedFile.js';
 import { IoBuffer, IoUring, closeFile, openForRead } from '../../segments/store/native/IoUring.js';
 import { threadKernels } from '../../segments/kernels/threadKernels.js';
 import { onIndexReleased } from '../../segments/index/releaseBoard.js';
-import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
+import { openablePath, type SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { PrefetchDistance, runPrefetchRing } from '../prefetch/PrefetchDistance.js';
 import { prefetchPolicy } from '../prefetch/PrefetchPolicy.js';
 import { newCounters, type RescoreCounters } from '../prefetch/RescoreCounters.js';
@@ -214,7 +214,7 @@ function mappedVectors(h: SegmentHandle): MappedFile {
   let m = mappings.get(h.key);
   if (!m) {
     // RANDOM: a fault reads just the faulting page, as Lucene opens .vec (no 8 MiB read-around).
-    const file = MappedFile.open(h.vectors.path, h.vectors.offset, Math.max(4, h.vectors.size * h.vectors.byteSize), { advice: 'random' });
+    const file = MappedFile.open(openablePath(h.vectors), h.vectors.offset, Math.max(4, h.vectors.size * h.vectors.byteSize), { advice: 'random' });
     m = { indexId: h.indexId, file };
     mappings.set(h.key, m);
   }
@@ -225,7 +225,7 @@ function fdFor(h: SegmentHandle, direct: boolean): number {
   const key = direct ? `${h.key}#direct` : h.key;
   let entry = fds.get(key);
   if (!entry) {
-    entry = { indexId: h.indexId, fd: openForRead(h.vectors.path, direct) };
+    entry = { indexId: h.indexId, fd: openForRead(openablePath(h.vectors), direct) };
     fds.set(key, entry);
   }
   return entry.fd;
