@@ -74,20 +74,22 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   mkdirSync(options.out, { recursive: true });
   const lock = await DirectoryLock.obtain(options.out, 'build');
   try {
+    // Names continue after every segment present, orphans included: a name is never reused.
+    const firstSegment = nextSegmentNumber(options.out);
     deleteUnreferencedFiles(options.out);
-    return await buildLocked(options, services, source, started);
+    return await buildLocked(options, services, source, started, firstSegment);
   } finally {
     lock.release();
   }
 }
 
-async function buildLocked(options: BuildOptions, services: BuildServices, source: VectorSource, started: number): Promise<BuildReport> {
+async function buildLocked(options: BuildOptions, services: BuildServices, source: VectorSource, started: number, firstSegment: number): Promise<BuildReport> {
   const segmentDocs = options.segmentDocs ?? DEFAULT_SEGMENT_DOCS;
   const fieldName = options.field ?? DEFAULT_FIELD;
   const flatThreshold = options.flatThreshold ?? DEFAULT_FLAT_THRESHOLD;
   const progress = services.progress ?? SILENT_PROGRESS;
   const dims = source.dims;
-  let nextSegment = nextSegmentNumber(options.out);
+  let nextSegment = firstSegment;
   const created: string[] = [];
   const segments: SegmentCommitInfo[] = [];
   const builds: Promise<SegmentBuildResult>[] = [];
