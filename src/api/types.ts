@@ -81,4 +81,5 @@ export const MAX_K = 10_000;
 export const MAX_NUM_CANDIDATES = 10_000;
 export const MIN_OVERSAMPLE = 1;
 export const MAX_OVERSAMPLE = 10;
-export const DEFAULT_OVERSAMPLE = 3;
+/** Measured on the demo (`npm run bench:defaults`, k=10, num_candidates 100): recall@10 0.872 at 3, 0.922 at 5, 0.943 at 8. */
+export const DEFAULT_OVERSAMPLE = 5;

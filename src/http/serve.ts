@@ -5,7 +5,8 @@
  */
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { READ_PATHS, type ReadPath, type VectorIndex } from '../api/types.js';
+import { DEFAULT_OVERSAMPLE, READ_PATHS, type ReadPath, type VectorIndex } from '../api/types.js';
+import { DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from './options.js';
 import { startServer, type RunningServer } from './server.js';
 import { ReopeningIndex } from './ReopeningIndex.js';
@@ -80,6 +81,9 @@ export function serveUsage(): string {
     '',
     ...rows,
     `  ${'--help'.padEnd(26)}this text`,
+    '',
+    `Search defaults (per request: num_candidates, oversample): num_candidates ${DEFAULT_NUM_CANDIDATES}, oversample ${DEFAULT_OVERSAMPLE}`,
+    '(recall@10 0.922 on the demo at k=10; oversample 3: 0.872; measured by `npm run bench:defaults`).',
     '',
     'Flags override environment variables. SIGTERM/SIGINT: stop accepting, answer every request',
     'already received, then exit 0 (bounded by --drain-timeout-ms). SIGHUP or POST /:index/_refresh:',
