@@ -103,9 +103,10 @@ function latencyOverTime(r: LoadReport): string {
     { min: 0, max: xMax, ticks: timeTicks(xMax), label: 'time since start (s)' },
     { min: lt.min, max: lt.max, log: true, ticks: lt.ticks, label: 'latency (ms, log)' },
     // Drawn max first, p99 over it: with few requests per second p99 often equals max, and the
-    // p99 line must stay visible (thick, solid) over the thin dotted max.
+    // p99 line must stay visible (thick, solid) over the thin dotted max, whose large rings
+    // still show around p99's dots where the two coincide.
     [
-      mk('max', '#8c8c8c', (i) => ts[i].max_ms, { dash: '2 3', width: 1.4, markerRadius: 2 }),
+      mk('max', '#555', (i) => ts[i].max_ms, { dash: '2 3', width: 1.4, markerRadius: 5.5, hollow: true }),
       mk('p99', COLORS[1], (i) => ts[i].p99_ms, { width: 2.6, markerRadius: 3.2 }),
       mk('p50', COLORS[0], (i) => ts[i].p50_ms, { dash: '8 3', width: 2 }),
     ],

@@ -23,6 +23,8 @@ export interface Series {
   readonly markers?: boolean;
   /** Marker radius (default 2.6). */
   readonly markerRadius?: number;
+  /** Rings instead of dots: a ring around another series' dot shows both where they coincide. */
+  readonly hollow?: boolean;
   /** Formats a point's hover title. */
   readonly title?: (x: number, y: number) => string;
 }
@@ -45,6 +47,10 @@ export interface ChartExtras {
 const W = 1200;
 const H = 400;
 const M = { l: 70, r: 20, t: 48, b: 48 };
+
+function markerPaint(s: Series): string {
+  return s.hollow === true ? `fill="#fff" stroke="${s.color}" stroke-width="1.5"` : `fill="${s.color}"`;
+}
 
 function dashOf(s: Series): string {
   if (s.dash === undefined || s.dash === false) return '';
@@ -129,7 +135,7 @@ export function chart(title: string, x: Axis, y: Axis, series: readonly Series[]
       for (const [px, py] of s.points) {
         if (py === null || !Number.isFinite(py)) continue;
         const t = s.title !== undefined ? s.title(px, py) : `${s.name}: ${py}`;
-        out.push(`<circle cx="${n2(sx(px))}" cy="${n2(clampY(py))}" r="${s.markerRadius ?? 2.6}" fill="${s.color}"><title>${esc(t)}</title></circle>`);
+        out.push(`<circle cx="${n2(sx(px))}" cy="${n2(clampY(py))}" r="${s.markerRadius ?? 2.6}" ${markerPaint(s)}><title>${esc(t)}</title></circle>`);
       }
     }
   }
@@ -138,7 +144,7 @@ export function chart(title: string, x: Axis, y: Axis, series: readonly Series[]
   const ly = M.t - 12;
   for (const s of series) {
     out.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="${Math.max(2, s.width ?? 1.8)}"${dashOf(s)}/>`);
-    if (s.markers === true) out.push(`<circle cx="${lx + 14}" cy="${ly}" r="${s.markerRadius ?? 2.6}" fill="${s.color}"/>`);
+    if (s.markers === true) out.push(`<circle cx="${lx + 14}" cy="${ly}" r="${s.markerRadius ?? 2.6}" ${markerPaint(s)}/>`);
     out.push(`<text x="${lx + 34}" y="${ly + 4}" class="legend">${esc(s.name)}</text>`);
     lx += 48 + s.name.length * 7;
   }
