@@ -10,19 +10,19 @@ import { chart, esc, linearTicks, logTicks, type Series } from './svg.js';
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
 
 const CSS = `
-body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:920px}
+body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px}
 .sub{color:#666;margin-bottom:16px}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
 th{background:#f5f5f5}td:first-child,th:first-child{text-align:left}
 .pass{color:#2a7d2a;font-weight:600}.fail{color:#b22;font-weight:600}
 .note{color:#555;font-size:12px;max-width:860px}
-svg.chart{display:block;margin:8px 0;background:#fff}
+svg.chart{display:block;margin:8px 0;background:#fff;width:100%;height:auto}
 svg .title{font-size:13px;font-weight:600}
 svg .grid{stroke:#eee}svg .frame{fill:none;stroke:#999}
 svg .xtick{font-size:11px;text-anchor:middle;fill:#444}svg .ytick{font-size:11px;text-anchor:end;dominant-baseline:middle;fill:#444}
 svg .xlabel,svg .ylabel{font-size:12px;text-anchor:middle;fill:#333}
-svg .legend{font-size:11px;fill:#333}svg .band{font-size:10px;fill:#888}svg .hline{font-size:11px;text-anchor:end}
+svg .legend{font-size:13px;fill:#333}svg .band{font-size:10px;fill:#888}svg .hline{font-size:11px;text-anchor:end}
 .warn{background:#fff4e5;border:1px solid #f0c36d;padding:6px 10px;margin:8px 0}
 `;
 
@@ -89,19 +89,27 @@ function latencyOverTime(r: LoadReport): string {
   const vals = ts.flatMap((s) => [s.p50_ms, s.p99_ms, s.max_ms]).filter((v): v is number => v !== null && v > 0);
   const lt = logTicks(vals.length ? Math.min(...vals) : 0.1, vals.length ? Math.max(...vals) : 10, '');
   const xMax = Math.max(1, ts.length);
-  const mk = (name: string, color: string, get: (i: number) => number | null): Series => ({
+  const mk = (name: string, color: string, get: (i: number) => number | null, style: Partial<Series>): Series => ({
     name,
     color,
     points: ts.map((s, i) => [s.t + 0.5, get(i)] as const),
     markers: true,
     title: (x, v) => `${name} t=${Math.floor(x)}s: ${v} ms`,
+    ...style,
   });
   const warm = r.config.warmup_s;
   return chart(
     'Latency over time (per second of intended send time, ok responses)',
     { min: 0, max: xMax, ticks: timeTicks(xMax), label: 'time since start (s)' },
     { min: lt.min, max: lt.max, log: true, ticks: lt.ticks, label: 'latency (ms, log)' },
-    [mk('p50', COLORS[0], (i) => ts[i].p50_ms), mk('p99', COLORS[1], (i) => ts[i].p99_ms), mk('max', '#555', (i) => ts[i].max_ms)],
+    // Drawn max first, p99 over it: with few requests per second p99 often equals max, and the
+    // p99 line must stay visible (thick, solid) over the thin dotted max, whose large rings
+    // still show around p99's dots where the two coincide.
+    [
+      mk('max', '#555', (i) => ts[i].max_ms, { dash: '2 3', width: 1.4, markerRadius: 5.5, hollow: true }),
+      mk('p99', COLORS[1], (i) => ts[i].p99_ms, { width: 2.6, markerRadius: 3.2 }),
+      mk('p50', COLORS[0], (i) => ts[i].p50_ms, { dash: '8 3', width: 2 }),
+    ],
     { bands: warm > 0 ? [{ x0: 0, x1: warm, color: '#f3f3f3', label: 'warm-up' }] : [] },
   );
 }

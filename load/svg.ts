@@ -16,8 +16,15 @@ export interface Series {
   readonly color: string;
   /** Points with a null y break the line. */
   readonly points: ReadonlyArray<readonly [number, number | null]>;
-  readonly dash?: boolean;
+  /** true: the default dash; a string: an SVG dash pattern (e.g. "2 3" for dots). */
+  readonly dash?: boolean | string;
+  /** Line width (default 1.8). */
+  readonly width?: number;
   readonly markers?: boolean;
+  /** Marker radius (default 2.6). */
+  readonly markerRadius?: number;
+  /** Rings instead of dots: a ring around another series' dot shows both where they coincide. */
+  readonly hollow?: boolean;
   /** Formats a point's hover title. */
   readonly title?: (x: number, y: number) => string;
 }
@@ -35,9 +42,20 @@ export interface ChartExtras {
   readonly bars?: readonly Bars[];
 }
 
-const W = 860;
-const H = 320;
-const M = { l: 64, r: 16, t: 30, b: 46 };
+// The drawing's own coordinates; the SVG scales to the page's width (CSS width:100%), keeping
+// this aspect ratio, so a wide screen gets a wide plot instead of 860 px in the left 40%.
+const W = 1200;
+const H = 400;
+const M = { l: 70, r: 20, t: 48, b: 48 };
+
+function markerPaint(s: Series): string {
+  return s.hollow === true ? `fill="#fff" stroke="${s.color}" stroke-width="1.5"` : `fill="${s.color}"`;
+}
+
+function dashOf(s: Series): string {
+  if (s.dash === undefined || s.dash === false) return '';
+  return ` stroke-dasharray="${s.dash === true ? '6 3' : s.dash}"`;
+}
 
 export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -59,7 +77,7 @@ export function chart(title: string, x: Axis, y: Axis, series: readonly Series[]
   const sy = scale(y, H - M.b, M.t);
   const clampY = (v: number): number => Math.min(H - M.b, Math.max(M.t, sy(v)));
   const out: string[] = [];
-  out.push(`<svg class="chart" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(title)}">`);
+  out.push(`<svg class="chart" viewBox="0 0 ${W} ${H}" width="100%" preserveAspectRatio="xMidYMid meet" role="img" aria-label="${esc(title)}">`);
   out.push(`<text x="${M.l}" y="18" class="title">${esc(title)}</text>`);
   for (const b of extras.bands ?? []) {
     const x0 = sx(b.x0);
@@ -111,23 +129,29 @@ export function chart(title: string, x: Axis, y: Axis, series: readonly Series[]
       pen = true;
     }
     if (d !== '') {
-      out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.8"${s.dash === true ? ' stroke-dasharray="5 3"' : ''}/>`);
+      out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="${s.width ?? 1.8}"${dashOf(s)}/>`);
     }
     if (s.markers === true) {
       for (const [px, py] of s.points) {
         if (py === null || !Number.isFinite(py)) continue;
         const t = s.title !== undefined ? s.title(px, py) : `${s.name}: ${py}`;
-        out.push(`<circle cx="${n2(sx(px))}" cy="${n2(clampY(py))}" r="2.6" fill="${s.color}"><title>${esc(t)}</title></circle>`);
+        out.push(`<circle cx="${n2(sx(px))}" cy="${n2(clampY(py))}" r="${s.markerRadius ?? 2.6}" ${markerPaint(s)}><title>${esc(t)}</title></circle>`);
       }
     }
   }
-  // legend
-  let lx = M.l + 8;
-  const legend = [...series.map((s) => [s.name, s.color] as const), ...(extras.bars ?? []).map((b) => [b.name, b.color] as const)];
-  for (const [name, color] of legend) {
-    out.push(`<rect x="${lx}" y="${M.t + 6}" width="12" height="4" fill="${color}"/>`);
-    out.push(`<text x="${lx + 16}" y="${M.t + 11}" class="legend">${esc(name)}</text>`);
-    lx += 24 + name.length * 7;
+  // Legend above the plot area, each entry drawn as its series is (colour, dash, width, marker).
+  let lx = M.l;
+  const ly = M.t - 12;
+  for (const s of series) {
+    out.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="${Math.max(2, s.width ?? 1.8)}"${dashOf(s)}/>`);
+    if (s.markers === true) out.push(`<circle cx="${lx + 14}" cy="${ly}" r="${s.markerRadius ?? 2.6}" ${markerPaint(s)}/>`);
+    out.push(`<text x="${lx + 34}" y="${ly + 4}" class="legend">${esc(s.name)}</text>`);
+    lx += 48 + s.name.length * 7;
+  }
+  for (const b of extras.bars ?? []) {
+    out.push(`<rect x="${lx}" y="${ly - 5}" width="14" height="10" fill="${b.color}"/>`);
+    out.push(`<text x="${lx + 20}" y="${ly + 4}" class="legend">${esc(b.name)}</text>`);
+    lx += 34 + b.name.length * 7;
   }
   out.push('</svg>');
   return out.join('\n');

@@ -12,6 +12,8 @@ Builds a prescore index: Lucene99 flat fp32 vectors (.vec/.vemf), 1-bit OSQ code
 (.veq/.vemq) and, for segments above the flat threshold, an HNSW graph (.vem/.vex).
 Segments are quantized and graphed in parallel on the worker pool. The index is published
 atomically when every segment is complete; on bad input nothing is published.
+The build holds DIR/write.lock: a second build into DIR fails at once naming this one's
+pid; files a killed build left are deleted first.
 
 Input formats (by extension, or --format): .fvecs, .npy (float32, 2-D), .jsonl
 ({"id": "...", "vector": [...]} per line). fvecs/npy docs get their row number as id.
@@ -19,7 +21,8 @@ Input formats (by extension, or --format): .fvecs, .npy (float32, 2-D), .jsonl
 Options:
   --input FILE          vectors to index (required)
   --out DIR             index directory, created if missing (required)
-  --similarity S        cosine | dot_product | euclidean | max_inner_product (required)
+  --similarity S        cosine | dot_product | l2_norm (euclidean) | max_inner_product
+                        (required; Elasticsearch's names; cosine rejects all-zero vectors)
   --segment-docs N      docs per segment (default ${DEFAULT_SEGMENT_DOCS})
   --field NAME          vector field name (default ${DEFAULT_FIELD})
   --format F            fvecs | npy | jsonl (default: from the extension)
@@ -63,7 +66,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
   try {
     if (!values.input) throw new UsageError('--input is required');
     if (!values.out) throw new UsageError('--out is required');
-    if (!values.similarity) throw new UsageError('--similarity is required (cosine, dot_product, euclidean or max_inner_product)');
+    if (!values.similarity) throw new UsageError('--similarity is required (cosine, dot_product, l2_norm or max_inner_product)');
     const similarity = VectorSimilarityFunction.fromName(values.similarity);
     const threads = optionalInt('threads', values.threads);
     const executor = Executor.get({ threads });

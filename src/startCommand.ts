@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { DirectoryLock } from '../segments/store/DirectoryLock.js';
 import { join, resolve } from 'node:path';
 import { Executor } from './executor/Executor.js';
 import { generateDataset, DATASET_FILES } from './gen/generateDataset.js';
@@ -37,32 +38,49 @@ export async function startCommand(argv: string[]): Promise<number> {
   const indexDir = join(dataDir, 'index');
   const sourceDir = join(dataDir, 'source');
 
-  if (!existsSync(indexDir) || listCommitGenerations(indexDir).length === 0) {
-    process.stderr.write(`prescore start: no index under ${indexDir} yet; building the demo (${DEMO.n.toLocaleString()} x ${DEMO.dim}, cosine)\n`);
+  const built = () => existsSync(indexDir) && listCommitGenerations(indexDir).length > 0;
+  if (!built()) {
+    let lock: DirectoryLock;
     try {
-      if (!existsSync(join(sourceDir, DATASET_FILES.base))) {
-        await generateDataset({
-          n: DEMO.n,
-          dim: DEMO.dim,
-          queries: DEMO.queries,
-          out: sourceDir,
-          similarity: 'cosine',
-          seed: DEMO.seed,
-          k: 100,
-          progress: true,
-        });
-      }
-      await buildIndex({
-        input: join(sourceDir, DATASET_FILES.base),
-        out: indexDir,
-        similarity: VectorSimilarityFunction.COSINE,
-        segmentDocs: DEMO.segmentDocs,
-      });
+      // One demo build per data directory: a second `npm start` fails at once instead of
+      // generating and building over the first one's files.
+      mkdirSync(dataDir, { recursive: true });
+      lock = await DirectoryLock.obtain(dataDir, 'demo build');
+    } catch (e) {
+      process.stderr.write(`prescore start: ${(e as Error).message}\n`);
+      return 1;
+    }
+    try {
+      if (!built()) await buildDemo(sourceDir, indexDir);
     } catch (e) {
       process.stderr.write(`prescore start: building the demo failed: ${(e as Error).message}\n`);
       await Executor.shutdown();
       return 1;
+    } finally {
+      lock.release();
     }
   }
   return serveCommand(['--index', indexDir, '--name', 'demo', ...passThrough], indexOpener(openIndex));
+}
+
+async function buildDemo(sourceDir: string, indexDir: string): Promise<void> {
+  process.stderr.write(`prescore start: no index under ${indexDir} yet; building the demo (${DEMO.n.toLocaleString()} x ${DEMO.dim}, cosine)\n`);
+  if (!existsSync(join(sourceDir, DATASET_FILES.base))) {
+    await generateDataset({
+      n: DEMO.n,
+      dim: DEMO.dim,
+      queries: DEMO.queries,
+      out: sourceDir,
+      similarity: 'cosine',
+      seed: DEMO.seed,
+      k: 100,
+      progress: true,
+    });
+  }
+  await buildIndex({
+    input: join(sourceDir, DATASET_FILES.base),
+    out: indexDir,
+    similarity: VectorSimilarityFunction.COSINE,
+    segmentDocs: DEMO.segmentDocs,
+  });
 }

@@ -142,7 +142,7 @@ describe('ES route errors', () => {
       [{ knn: [{ field: 'embedding', query_vector: q, k: 1 }] }, 'knn', /must be an object/],
       [{ size: 3 }, 'knn', /is required/],
       [{ knn: { query_vector: q, k: 1 } }, 'knn.field', /is required/],
-      [{ knn: { field: 'embedding', query_vector: q, k: 1 }, _source: 'yes' }, '_source', /boolean/],
+      [{ knn: { field: 'embedding', query_vector: q, k: 1 }, _source: 'yes' }, '_source', /not supported: prescore stores no _source/],
       [{ knn: { field: 'embedding', query_vector: q, k: 1 }, timeout: 'soon' }, 'timeout', /time value/],
     ];
     for (const [body, path, reason] of cases) {
@@ -515,7 +515,7 @@ describe('drain', () => {
     expect(h.fake.aborted).toBe(0);
   });
 
-  it('responses while draining carry Connection: close; searches reaching the app after that get 503', async () => {
+  it('responses while draining carry Connection: close; searches reaching the app after the server stopped get 503', async () => {
     const h = await start({ maxInflight: 1, maxQueue: 2 }, { held: true });
     const { Agent } = await import('node:http');
     const agent = new Agent({ keepAlive: true, maxSockets: 2 });
@@ -535,7 +535,7 @@ describe('drain', () => {
     } finally {
       agent.destroy();
     }
-    // A search attempted on the app after draining started is refused with 503.
+    // A search attempted on the app after the server stopped is refused with 503.
     const res = await h.server.app.request('/v1/search', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

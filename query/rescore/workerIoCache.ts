@@ -1,7 +1,7 @@
 import { MappedFile } from '../../segments/store/native/MappedFile.js';
 import { IoBuffer, IoUring, closeFile, openForRead } from '../../segments/store/native/IoUring.js';
 import { onIndexReleased } from '../../segments/index/releaseBoard.js';
-import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
+import { openablePath, type SegmentHandle } from '../../segments/index/SegmentHandle.js';
 
 /**
  * This worker's rescoring I/O resources, opened on first use and kept across queries: each
@@ -26,7 +26,7 @@ export function mappedVectors(h: SegmentHandle): MappedFile {
   let m = mappings.get(h.key);
   if (!m) {
     // RANDOM: a fault reads just the faulting page, as Lucene opens .vec (no 8 MiB read-around).
-    const file = MappedFile.open(h.vectors.path, h.vectors.offset, Math.max(4, h.vectors.size * h.vectors.byteSize), { advice: 'random' });
+    const file = MappedFile.open(openablePath(h.vectors), h.vectors.offset, Math.max(4, h.vectors.size * h.vectors.byteSize), { advice: 'random' });
     m = { indexId: h.indexId, file };
     mappings.set(h.key, m);
   }
@@ -37,7 +37,7 @@ export function mappedVectors(h: SegmentHandle): MappedFile {
 export function fdFor(h: SegmentHandle): number {
   let entry = fds.get(h.key);
   if (!entry) {
-    entry = { indexId: h.indexId, fd: openForRead(h.vectors.path) };
+    entry = { indexId: h.indexId, fd: openForRead(openablePath(h.vectors)) };
     fds.set(h.key, entry);
   }
   return entry.fd;

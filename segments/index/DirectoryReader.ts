@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { idToString } from '../codec/CodecUtil.js';
 import { FLAT_DATA_EXTENSION, FLAT_META_EXTENSION, segmentFileName } from '../flat/FlatVectorsFormat.js';
@@ -6,38 +6,74 @@ import { FlatVectorsReader } from '../flat/FlatVectorsReader.js';
 import { ScalarQuantizedVectorsReader } from '../quantized/ScalarQuantizedVectorsReader.js';
 import { SQ_DATA_EXTENSION, SQ_META_EXTENSION } from '../quantized/ScalarQuantizedVectorsFormat.js';
 import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION, HnswVectorsReader } from '../hnsw/HnswVectorsReader.js';
-import { wholeFile } from '../store/FileSlice.js';
-import { readLatestCommit, type CommitPoint, type SegmentCommitInfo, type VectorFieldInfo } from './CommitPoint.js';
+import type { FileSlice } from '../store/FileSlice.js';
+import { DirectoryLock, CLEANUP_PURPOSE } from '../store/DirectoryLock.js';
+import { listCommitGenerations, readLatestCommit, type CommitPoint, type SegmentCommitInfo, type VectorFieldInfo } from './CommitPoint.js';
+import { deleteUnreferencedFiles } from './IndexFileDeleter.js';
 import { DocIds } from './DocIds.js';
 import type { IndexReader, LeafReaderContext, SegmentReader } from './IndexReader.js';
 import { shared, type SegmentHandle } from './SegmentHandle.js';
 import { newIndexId } from './releaseBoard.js';
 
+/** Attempts to open a commit whose files a concurrent build deletes under us (Lucene's FindSegmentsFile retries too). */
+const OPEN_ATTEMPTS = 5;
+
 /**
  * Opens prescore's own index directory at its newest commit. Every meta file is CRC-verified and
  * every data file structurally checked here, once, on the main thread; workers later open the
  * same files from the segments' handles without re-verifying.
+ *
+ * The reader holds an open descriptor on every data file until close(), and workers open the
+ * files through those descriptors (SegmentHandle's HeldFile): a rebuild in place that deletes
+ * this commit's files never breaks the searches or the description of an open reader. A new
+ * commit is seen only by a new reader (`isCurrent()` tells when one is due).
+ *
+ * Opening also deletes what a killed build left behind (segment files no commit references,
+ * commit temp files), but only when it can take the write lock at once: a live build's files are
+ * never touched, and an index on a read-only file system opens as usual.
  */
 export class DirectoryReader implements IndexReader {
+  private closed = false;
+
   private constructor(
     readonly id: number,
     readonly dir: string,
     readonly commit: CommitPoint,
     readonly leaves: readonly LeafReaderContext[],
+    private readonly files: HeldFiles,
   ) {}
 
   static open(dir: string): DirectoryReader {
     const real = realpathSync(dir);
+    deleteOrphans(real);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return DirectoryReader.openCommit(real);
+      } catch (e) {
+        // The commit we read was replaced, and its files deleted, while we opened them.
+        const gone = (e as NodeJS.ErrnoException).code === 'ENOENT';
+        if (!gone || attempt >= OPEN_ATTEMPTS) throw e;
+      }
+    }
+  }
+
+  private static openCommit(real: string): DirectoryReader {
     const commit = readLatestCommit(real);
     const id = newIndexId();
-    const leaves: LeafReaderContext[] = [];
-    let docBase = 0;
-    for (const info of commit.segments) {
-      const reader = PrescoreSegmentReader.open(id, real, commit, info);
-      leaves.push({ ord: leaves.length, docBase, reader });
-      docBase += info.maxDoc;
+    const files = new HeldFiles(real);
+    try {
+      const leaves: LeafReaderContext[] = [];
+      let docBase = 0;
+      for (const info of commit.segments) {
+        const reader = PrescoreSegmentReader.open(id, real, commit, info, files);
+        leaves.push({ ord: leaves.length, docBase, reader });
+        docBase += info.maxDoc;
+      }
+      return new DirectoryReader(id, real, commit, leaves, files);
+    } catch (e) {
+      files.close();
+      throw e;
     }
-    return new DirectoryReader(id, real, commit, leaves);
   }
 
   get field(): VectorFieldInfo {
@@ -49,11 +85,58 @@ export class DirectoryReader implements IndexReader {
     return last ? last.docBase + last.reader.maxDoc : 0;
   }
 
+  /** False once a newer commit is in the directory (Lucene's DirectoryReader.isCurrent). */
+  isCurrent(): boolean {
+    return listCommitGenerations(this.dir).at(-1) === this.commit.generation;
+  }
+
   checkIntegrity(): void {
     for (const leaf of this.leaves) leaf.reader.checkIntegrity();
   }
 
-  close(): void {}
+  /** Closes the held descriptors; call it only when no search of this reader can still run. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.files.close();
+  }
+}
+
+/** Deletes a killed build's leftovers when no writer holds the directory. Best effort. */
+function deleteOrphans(dir: string): void {
+  let lock: DirectoryLock | null;
+  try {
+    lock = DirectoryLock.tryObtain(dir, CLEANUP_PURPOSE);
+  } catch {
+    return; // read-only directory or file system: nothing to clean, nothing we may write
+  }
+  if (lock === null) return; // a writer is at work; its files are not orphans
+  try {
+    deleteUnreferencedFiles(dir, { onlyWithCommit: true });
+  } catch {
+    // Cleaning is an optimisation; a failure must not stop the index from opening.
+  } finally {
+    lock.release();
+  }
+}
+
+/** The descriptors a reader holds on its files (see HeldFile in SegmentHandle). */
+class HeldFiles {
+  private readonly fds: number[] = [];
+
+  constructor(private readonly dir: string) {}
+
+  /** Opens `name` and returns a slice over the held descriptor (its name stays the file's, for errors). */
+  open(name: string): FileSlice & { readonly fd: number; readonly realPath: string } {
+    const realPath = join(this.dir, name);
+    const fd = openSync(realPath, 'r');
+    this.fds.push(fd);
+    return { path: `/proc/self/fd/${fd}`, name, offset: 0, length: fstatSync(fd).size, fd, realPath };
+  }
+
+  close(): void {
+    for (const fd of this.fds.splice(0)) closeSync(fd);
+  }
 }
 
 class PrescoreSegmentReader implements SegmentReader {
@@ -68,14 +151,13 @@ class PrescoreSegmentReader implements SegmentReader {
     readonly bytes: { vectors: number; codes: number; graph: number },
   ) {}
 
-  static open(indexId: number, dir: string, commit: CommitPoint, info: SegmentCommitInfo): PrescoreSegmentReader {
-    const file = (ext: string) => {
-      const name = segmentFileName(info.name, info.suffix, ext);
-      return wholeFile(join(dir, name), name);
-    };
+  static open(indexId: number, dir: string, commit: CommitPoint, info: SegmentCommitInfo, files: HeldFiles): PrescoreSegmentReader {
+    const file = (ext: string) => files.open(segmentFileName(info.name, info.suffix, ext));
     const fieldNumber = commit.field.number;
-    const flat = FlatVectorsReader.open(file(FLAT_META_EXTENSION), file(FLAT_DATA_EXTENSION), info.id, info.suffix);
-    const quantized = ScalarQuantizedVectorsReader.open(file(SQ_META_EXTENSION), file(SQ_DATA_EXTENSION), info.id, info.suffix);
+    const vec = file(FLAT_DATA_EXTENSION);
+    const veq = file(SQ_DATA_EXTENSION);
+    const flat = FlatVectorsReader.open(file(FLAT_META_EXTENSION), vec, info.id, info.suffix);
+    const quantized = ScalarQuantizedVectorsReader.open(file(SQ_META_EXTENSION), veq, info.id, info.suffix);
     const f = flat.field(fieldNumber);
     const q = quantized.field(fieldNumber);
     if (f.dims !== commit.field.dims || q.dims !== commit.field.dims) {
@@ -96,10 +178,11 @@ class PrescoreSegmentReader implements SegmentReader {
       maxDoc: info.maxDoc,
       dims: f.dims,
       similarity: f.similarity.ordinal,
-      vectors: { path: flat.dataSlice.path, offset: flat.dataSlice.offset + f.vectorDataOffset, byteSize: f.byteSize, size: f.size, ordToDoc: null },
+      vectors: { path: vec.realPath, fd: vec.fd, offset: f.vectorDataOffset, byteSize: f.byteSize, size: f.size, ordToDoc: null },
       quantized: {
-        path: quantized.dataSlice.path,
-        offset: quantized.dataSlice.offset + q.vectorDataOffset,
+        path: veq.realPath,
+        fd: veq.fd,
+        offset: q.vectorDataOffset,
         count: q.count,
         codeBytes: q.codeBytes,
         recordBytes: q.recordBytes,

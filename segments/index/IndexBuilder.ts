@@ -1,13 +1,15 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
-import { openVectorSource, type VectorFormat } from '../input/index.js';
+import { assertNoZeroRows, openVectorSource, type VectorFormat, type VectorSource } from '../input/index.js';
 import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';
-import { segmentFileName, FLAT_DATA_EXTENSION, FLAT_META_EXTENSION } from '../flat/FlatVectorsFormat.js';
+import { segmentFileName } from '../flat/FlatVectorsFormat.js';
 import { SQ_DATA_EXTENSION, SQ_META_EXTENSION } from '../quantized/ScalarQuantizedVectorsFormat.js';
 import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsReader.js';
-import { listCommitGenerations, newSegmentId, PRESCORE_FORMAT_SUFFIX, readCommit, writeCommit, commitFileName, type SegmentCommitInfo } from './CommitPoint.js';
-import { DocIds, docIdsFileName } from './DocIds.js';
+import { listCommitGenerations, newSegmentId, PRESCORE_FORMAT_SUFFIX, writeCommit, type SegmentCommitInfo } from './CommitPoint.js';
+import { DocIds } from './DocIds.js';
+import { deleteUnreferencedFiles } from './IndexFileDeleter.js';
+import { DirectoryLock } from '../store/DirectoryLock.js';
 import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
 import type { SegmentBuilder, SegmentBuildResult } from './SegmentBuildTask.js';
 
@@ -56,6 +58,10 @@ export const DEFAULT_FIELD = 'vector';
  * its graph while the main thread streams the next one. The commit point is published only after
  * every segment is complete, so bad input or a crash never leaves a partial index visible: all
  * files of a failed build are deleted, and a previous commit stays intact.
+ *
+ * The build holds the directory's write lock (`write.lock`) throughout: a second builder fails at
+ * once naming this one's pid and touches nothing. Once the lock is held, files of an earlier
+ * build that was killed (segments no commit references, commit temp files) are deleted first.
  */
 export async function buildIndex(options: BuildOptions, services: BuildServices): Promise<BuildReport> {
   const started = performance.now();
@@ -63,13 +69,27 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   if (!(Number.isInteger(segmentDocs) && segmentDocs >= 1)) throw new RangeError(`--segment-docs must be a positive integer, got ${segmentDocs}`);
   const fieldName = options.field ?? DEFAULT_FIELD;
   if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
-  const flatThreshold = options.flatThreshold ?? DEFAULT_FLAT_THRESHOLD;
-  const progress = services.progress ?? SILENT_PROGRESS;
 
   const source = await openVectorSource(options.input, { format: options.format });
-  const dims = source.dims;
   mkdirSync(options.out, { recursive: true });
-  let nextSegment = nextSegmentNumber(options.out);
+  const lock = await DirectoryLock.obtain(options.out, 'build');
+  try {
+    // Names continue after every segment present, orphans included: a name is never reused.
+    const firstSegment = nextSegmentNumber(options.out);
+    deleteUnreferencedFiles(options.out);
+    return await buildLocked(options, services, source, started, firstSegment);
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildLocked(options: BuildOptions, services: BuildServices, source: VectorSource, started: number, firstSegment: number): Promise<BuildReport> {
+  const segmentDocs = options.segmentDocs ?? DEFAULT_SEGMENT_DOCS;
+  const fieldName = options.field ?? DEFAULT_FIELD;
+  const flatThreshold = options.flatThreshold ?? DEFAULT_FLAT_THRESHOLD;
+  const progress = services.progress ?? SILENT_PROGRESS;
+  const dims = source.dims;
+  let nextSegment = firstSegment;
   const created: string[] = [];
   const segments: SegmentCommitInfo[] = [];
   const builds: Promise<SegmentBuildResult>[] = [];
@@ -128,7 +148,9 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   };
 
   try {
+    const cosine = options.similarity === VectorSimilarityFunction.COSINE;
     for await (const batch of source.batches(Math.min(segmentDocs, 8192))) {
+      if (cosine) assertNoZeroRows(source.path, batch.vectors, dims, batch.rows, batch.firstRow);
       for (let offset = 0; offset < batch.rows; ) {
         const seg: OpenSegment = (open ??= startSegment(batch.firstRow + offset));
         const take = Math.min(batch.rows - offset, segmentDocs - seg.writer.size);
@@ -174,7 +196,7 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
         ['flatThreshold', String(flatThreshold)],
       ]),
     });
-    deleteUnreferenced(options.out, generation);
+    deleteUnreferencedFiles(options.out);
     const bytes = readdirSync(options.out).reduce((a, f) => a + statSync(join(options.out, f)).size, 0);
     return {
       dir: options.out,
@@ -203,20 +225,4 @@ function nextSegmentNumber(dir: string): number {
     if (m) max = Math.max(max, parseInt(m[1], 36));
   }
   return max + 1;
-}
-
-/** After a commit: delete older commits and every segment file the new commit does not reference. */
-function deleteUnreferenced(dir: string, generation: number): void {
-  const commit = readCommit(dir, generation);
-  const keep = new Set<string>([commitFileName(generation)]);
-  for (const s of commit.segments) {
-    keep.add(docIdsFileName(s.name));
-    for (const ext of [FLAT_DATA_EXTENSION, FLAT_META_EXTENSION, SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION]) {
-      keep.add(segmentFileName(s.name, s.suffix, ext));
-    }
-  }
-  for (const f of readdirSync(dir)) {
-    const ours = f.startsWith('commit_') || /^_[0-9a-z]+[._]/.test(f) || /^\.commit_.*\.tmp$/.test(f);
-    if (ours && !keep.has(f)) rmSync(join(dir, f), { force: true });
-  }
 }

@@ -32,6 +32,8 @@ export interface IndexReader {
   /** Σ maxDoc over the segments (includes deleted docs). */
   readonly maxDoc: number;
   checkIntegrity(): void;
+  /** False once the directory holds a newer commit than this reader's (absent: the reader cannot tell). */
+  isCurrent?(): boolean;
   close(): void;
 }
 

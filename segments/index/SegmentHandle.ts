@@ -27,7 +27,23 @@ export interface SegmentHandle {
   readonly liveOrds: Uint32Array | null;
 }
 
-export interface VectorDataHandle {
+/**
+ * A data file as a worker opens it. `path` names it (messages); `fd`, when set, is a descriptor
+ * the open reader holds on it: workers are threads of the reader's process, so they open
+ * `/proc/self/fd/<fd>` and reach the very file the reader opened, even after a rebuild in place
+ * has deleted or replaced `path`. The reader closes the fd when it closes, after its searches.
+ */
+export interface HeldFile {
+  readonly path: string;
+  readonly fd?: number;
+}
+
+/** Where a worker opens a held file (see HeldFile). */
+export function openablePath(file: HeldFile): string {
+  return file.fd === undefined ? file.path : `/proc/self/fd/${file.fd}`;
+}
+
+export interface VectorDataHandle extends HeldFile {
   /** The physical file holding the fp32 vectors (a `.vec`, or a Lucene `.cfs`). */
   readonly path: string;
   /** Absolute byte offset of ord 0 in that file. */
@@ -40,7 +56,7 @@ export interface VectorDataHandle {
   readonly ordToDoc: Int32Array | null;
 }
 
-export interface QuantizedDataHandle {
+export interface QuantizedDataHandle extends HeldFile {
   readonly path: string;
   /** Absolute byte offset of record 0. */
   readonly offset: number;

@@ -53,14 +53,19 @@ export class VectorSimilarityFunction {
     return sim;
   }
 
-  /** Accepts Lucene's names and the lower-case CLI/HTTP spellings (cosine, dot_product, euclidean, max_inner_product). */
+  /**
+   * Accepts Lucene's names, Elasticsearch's (`l2_norm`, `dot_product`, `cosine`,
+   * `max_inner_product`) and the lower-case CLI/HTTP spellings; case and `-`/`_` do not matter.
+   */
   static fromName(name: string): VectorSimilarityFunction {
-    const key = name.trim().toUpperCase();
+    const key = name.trim().toUpperCase().replace(/-/g, '_');
     const sim =
       VectorSimilarityFunction.values.find((s) => s.name === key) ??
       (key === 'MAX_INNER_PRODUCT' || key === 'MIP' ? VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT : undefined) ??
-      (key === 'L2' ? VectorSimilarityFunction.EUCLIDEAN : undefined);
-    if (!sim) throw new RangeError(`unknown similarity "${name}" (expected cosine, dot_product, euclidean or max_inner_product)`);
+      (key === 'L2' || key === 'L2_NORM' ? VectorSimilarityFunction.EUCLIDEAN : undefined);
+    if (!sim) {
+      throw new RangeError(`unknown similarity "${name}" (expected cosine, dot_product, l2_norm (euclidean) or max_inner_product)`);
+    }
     return sim;
   }
 

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { threadKernels } from '../kernels/threadKernels.js';
 import { onIndexReleased } from './releaseBoard.js';
-import type { SegmentHandle } from './SegmentHandle.js';
+import { openablePath, type SegmentHandle } from './SegmentHandle.js';
 import { HnswVectorsReader } from '../hnsw/HnswVectorsReader.js';
 import { ResidentGraphSearcher } from '../hnsw/ResidentGraphSearcher.js';
 import type { OnHeapHnswGraph } from '../hnsw/OnHeapHnswGraph.js';
@@ -55,7 +55,7 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
     undo.push(() => k.free(recordsPtr));
     const planesPtr = k.alloc(4 * q.codeBytes);
     undo.push(() => k.free(planesPtr));
-    readInto(q.path, q.offset, k.u8().subarray(recordsPtr, recordsPtr + bytes));
+    readInto(openablePath(q), q.offset, k.u8().subarray(recordsPtr, recordsPtr + bytes));
     let graph: OnHeapHnswGraph | null = null;
     if (handle.graph) {
       const g = handle.graph;

@@ -30,6 +30,7 @@ export async function openXvecs(path: string, format: 'fvecs' | 'ivecs'): Promis
       throw new InputError(path, `invalid dimension header ${dims} (not a .${format} file?)`, { row: 0 });
     }
     const rowBytes = 4 + 4 * dims;
+    if (size > rowBytes) await checkFirstRowLength(fh, path, size, dims);
     if (size % rowBytes !== 0) await locateIrregularRow(fh, path, size, dims);
     count = size / rowBytes;
   } finally {
@@ -119,6 +120,30 @@ class XvecsSource implements VectorSource {
       // Let an abandoned read-ahead settle before closing the handle under it.
       await pending?.catch(() => {});
       await fh.close().catch(() => {});
+    }
+  }
+}
+
+/**
+ * Row 1's header must repeat row 0's. When it does not, the usual cause is row 0's own header
+ * (a writer that counted the dims wrong, e.g. 9 over rows of 8): then some earlier int32 inside
+ * row 0 looks like the next header, and row 0 is the row to name, with the count its values
+ * really have, rather than row 1 with a float's bit pattern read as a "dimension".
+ */
+async function checkFirstRowLength(fh: FileHandle, path: string, size: number, dims: number): Promise<void> {
+  const bytes = new Uint8Array(4 * (dims + 2));
+  const got = await readAt(fh, path, bytes, 0, Math.min(bytes.length, size), 0);
+  const view = new DataView(bytes.buffer);
+  const intAt = (i: number) => view.getInt32(4 * i, true);
+  if (got < 4 * (dims + 2) || intAt(dims + 1) === dims) return;
+  for (let values = 1; values < dims; values++) {
+    const next = intAt(values + 1);
+    if (next === dims || next === values) {
+      throw new InputError(
+        path,
+        `dimension header says ${dims} values but the row holds ${values} (the next row's header, ${next}, follows after ${values} values)`,
+        { row: 0 },
+      );
     }
   }
 }

@@ -38,3 +38,27 @@ export function assertFiniteRows(path: string, vectors: Float32Array, dims: numb
     component: bad % dims,
   });
 }
+
+/** Index of the first all-zero row of `vectors` (rows x dims), or -1. Stops at a row's first non-zero. */
+export function firstZeroRow(vectors: Float32Array, dims: number, rows = vectors.length / dims): number {
+  outer: for (let r = 0; r < rows; r++) {
+    const end = (r + 1) * dims;
+    for (let i = r * dims; i < end; i++) if (vectors[i] !== 0) continue outer;
+    return r;
+  }
+  return -1;
+}
+
+/**
+ * Cosine similarity is undefined for a zero vector (it has no direction), so Lucene rejects one in
+ * a cosine field at index time; so does prescore's builder, naming the row.
+ */
+export function assertNoZeroRows(path: string, vectors: Float32Array, dims: number, rows: number, firstRow: number): void {
+  const r = firstZeroRow(vectors, dims, rows);
+  if (r < 0) return;
+  throw new InputError(
+    path,
+    'vector is all zeros; cosine similarity is undefined for a zero vector (remove the row, or build with --similarity dot_product or l2_norm)',
+    { row: firstRow + r },
+  );
+}

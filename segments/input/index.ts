@@ -11,4 +11,4 @@ export {
 export { readIvecs, MAX_XVECS_DIMS } from './XvecsReader.js';
 export { FvecsWriter, IvecsWriter, writeFvecs, writeIvecs, type XvecsWriterOptions } from './XvecsWriter.js';
 export { writeNpy, encodeNpy, parseNpyHeader, type NpyHeader, type WriteNpyOptions } from './Npy.js';
-export { firstNonFinite } from './finite.js';
+export { firstNonFinite, firstZeroRow, assertNoZeroRows } from './finite.js';

@@ -3,6 +3,8 @@ import { Executor } from '../executor/Executor.js';
 import { residentFraction } from '../../segments/store/native/PageCache.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
 import { leafOf, type IndexReader } from '../../segments/index/IndexReader.js';
+import { openablePath } from '../../segments/index/SegmentHandle.js';
+import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { IndexSearcher } from '../../query/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
 import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
@@ -91,6 +93,9 @@ class SearchableIndex implements VectorIndex {
       throw new RangeError(`numCandidates must be an integer in [k, ${MAX_NUM_CANDIDATES}], got ${options.numCandidates}`);
     }
     if (vector.length !== this.dims) throw new RangeError(`vector has ${vector.length} dims, index ${this.name} has ${this.dims}`);
+    if (this.reader.field.similarity === VectorSimilarityFunction.COSINE && vector.every((x) => x === 0)) {
+      throw new RangeError(`the query vector is all zeros; cosine similarity is undefined for a zero vector (index ${this.name} is cosine)`);
+    }
     const field = this.reader.field.name;
     const candidates = Math.min(MAX_NUM_CANDIDATES, Math.ceil(k * oversample));
     const knn = new KnnFloatVectorQuery(field, vector, candidates, {
@@ -104,6 +109,11 @@ class SearchableIndex implements VectorIndex {
       return { id: leaf.reader.id(sd.doc - leaf.docBase), doc: sd.doc, score: sd.score };
     });
     return { hits, totalHits: outcome.topDocs.totalHits.value, stats: outcome.stats };
+  }
+
+  /** False once the directory holds a newer commit than this index serves (also when the reader cannot tell). */
+  isCurrent(): boolean {
+    return this.reader.isCurrent?.() ?? false;
   }
 
   async describe(): Promise<IndexDescription> {
@@ -139,7 +149,8 @@ export function describeReader(reader: IndexReader, name: string, defaultReadPat
     bytes.codes += s.reader.bytes.codes;
     bytes.graph += s.reader.bytes.graph;
     const v = s.reader.handle.vectors;
-    if (v.size > 0) resident += residentFraction(v.path) * s.reader.bytes.vectors;
+    // Through the reader's held descriptor: the file may have been deleted by a rebuild in place.
+    if (v.size > 0) resident += residentFraction(openablePath(v)) * s.reader.bytes.vectors;
   }
   bytes.total = bytes.vectors + bytes.codes + bytes.graph;
   return {

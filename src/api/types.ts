@@ -15,7 +15,7 @@ export interface SearchOptions {
   readonly k: number;
   /** Graph beam width per segment (HNSW ef); at least k. Default: see DEFAULT_NUM_CANDIDATES. */
   readonly numCandidates?: number;
-  /** First phase keeps k x oversample candidates for fp32 rescoring, in [1, 10]. Default 3. */
+  /** First phase keeps k x oversample candidates for fp32 rescoring, in [1, 10]. Default DEFAULT_OVERSAMPLE. */
   readonly oversample?: number;
   /** Default: the index's configured read path. */
   readonly readPath?: ReadPath;
@@ -68,6 +68,11 @@ export interface VectorIndex {
   readonly dims: number;
   search(vector: Float32Array | readonly number[], options: SearchOptions): Promise<SearchResult>;
   describe(): Promise<IndexDescription>;
+  /**
+   * False once the directory holds a newer commit than the one served (and when the index cannot
+   * tell); a server then reopens it on `POST /:index/_refresh` or SIGHUP. Absent: never reopened.
+   */
+  isCurrent?(): boolean;
   /** Releases mappings and, if this was the last open index, the executor. */
   close(): Promise<void>;
 }
@@ -76,4 +81,5 @@ export const MAX_K = 10_000;
 export const MAX_NUM_CANDIDATES = 10_000;
 export const MIN_OVERSAMPLE = 1;
 export const MAX_OVERSAMPLE = 10;
-export const DEFAULT_OVERSAMPLE = 3;
+/** Measured on the demo (`npm run bench:defaults`, k=10, num_candidates 100): recall@10 0.872 at 3, 0.922 at 5, 0.943 at 8. */
+export const DEFAULT_OVERSAMPLE = 5;

@@ -10,6 +10,7 @@ export class ServerRuntime {
   readonly admission: Admission;
   readonly metrics: ServerMetrics;
   private drainingFlag = false;
+  private stoppedFlag = false;
   private openRequests = 0;
   private idleWaiters: (() => void)[] = [];
   private readonly searches = new Set<AbortController>();
@@ -35,8 +36,18 @@ export class ServerRuntime {
     return this.openRequests;
   }
 
+  /** True once close() has finished: nothing can reach the app through the server any more. */
+  get stopped(): boolean {
+    return this.stoppedFlag;
+  }
+
   startDraining(): void {
     this.drainingFlag = true;
+  }
+
+  markStopped(): void {
+    this.drainingFlag = true;
+    this.stoppedFlag = true;
   }
 
   requestStarted(): void {

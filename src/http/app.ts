@@ -20,6 +20,7 @@ import {
 import { PROMETHEUS_CONTENT_TYPE } from './metrics.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
 import { ServerRuntime } from './ServerRuntime.js';
+import { IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.js';
 import { SearchValidator, type IndexShape, type SearchRequest } from './validation.js';
 
 type Env = { Variables: { route: string } };
@@ -65,7 +66,7 @@ export function createApp(
     if (!parsed.ok) throw parsed.error;
     const { result, tookMs, queueMs } = await search(c, parsed.value);
     return c.json({
-      hits: result.hits.map((h) => ({ id: h.id, doc: h.doc, score: h.score })),
+      hits: result.hits.map((h) => ({ id: h.id, doc: h.doc, score: finiteScore(h.score, h.id) })),
       total_hits: result.totalHits,
       took_ms: round3(tookMs),
       queue_ms: round3(queueMs),
@@ -88,10 +89,19 @@ export function createApp(
       _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
       hits: {
         total: { value: result.hits.length, relation: 'eq' },
-        max_score: result.hits.length > 0 ? result.hits[0]!.score : null,
-        hits: hits.map((h) => ({ _index: name, _id: h.id, _score: h.score })),
+        // Null only when there is no hit at all, as Elasticsearch answers then.
+        max_score: result.hits.length > 0 ? finiteScore(result.hits[0]!.score, result.hits[0]!.id) : null,
+        hits: hits.map((h) => ({ _index: name, _id: h.id, _score: finiteScore(h.score, h.id) })),
       },
     });
+  });
+
+  app.post('/:index/_refresh', async (c) => {
+    c.set('route', '/:index/_refresh');
+    const target = c.req.param('index');
+    if (target !== name) throw indexNotFound(target);
+    const outcome = await refreshIndex(index);
+    return c.json({ _shards: { total: 1, successful: 1, failed: 0 }, refreshed: outcome.refreshed, docs: outcome.docs });
   });
 
   app.get('/health', (c) => {
@@ -120,6 +130,15 @@ export function createApp(
     return c.body(rt.metrics.render(), 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
   });
 
+  // A known path with another method is 405 naming the allowed ones (RFC 9110 15.5.6), not 404.
+  for (const [path, route, allow] of ROUTES) {
+    app.all(path, (c) => {
+      c.set('route', route);
+      const e = new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on ${route}; use ${allow.join(' or ')}`, {}, { Allow: allow.join(', ') });
+      return c.json(e.body(), 405, e.headers);
+    });
+  }
+
   app.notFound((c) => {
     const e = new HttpError(404, 'not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
     return c.json(e.body(), 404);
@@ -133,8 +152,11 @@ export function createApp(
 
   /** Admission, deadline and cancellation around one engine search. */
   async function search(c: Context<Env>, req: SearchRequest): Promise<Completed> {
-    if (rt.draining) {
-      throw new HttpError(503, 'shutting_down', 'server is draining; retry on another instance', {}, { 'Retry-After': '1' });
+    // While draining, a request that reached the app is still answered in full (shutdown drops
+    // nothing that was received); the drain deadline bounds how long that may take. Only once
+    // the server has stopped (the index may be closed) is a search refused.
+    if (rt.stopped) {
+      throw new HttpError(503, 'shutting_down', 'server has shut down; retry on another instance', {}, { 'Retry-After': '1' });
     }
     const t0 = performance.now();
     const timeoutMs = req.timeoutMs ?? opts.defaultTimeoutMs;
@@ -214,6 +236,43 @@ export function createApp(
   }
 
   return app;
+}
+
+/** Every route: its path pattern, its name in metrics and errors, and the methods it answers (HEAD with GET). */
+const ROUTES: readonly (readonly [string, string, readonly string[]])[] = [
+  ['/v1/search', '/v1/search', ['POST']],
+  ['/v1/indexes', '/v1/indexes', ['GET', 'HEAD']],
+  ['/health', '/health', ['GET', 'HEAD']],
+  ['/metrics', '/metrics', ['GET', 'HEAD']],
+  ['/:index/_search', '/:index/_search', ['POST']],
+  ['/:index/_refresh', '/:index/_refresh', ['POST']],
+];
+
+/** An index the server can reopen at a new commit (ReopeningIndex). */
+interface Refreshable {
+  refresh(): Promise<RefreshOutcome>;
+}
+
+async function refreshIndex(index: VectorIndex): Promise<RefreshOutcome> {
+  if (typeof (index as Partial<Refreshable>).refresh !== 'function') {
+    throw new HttpError(400, 'illegal_argument_exception', 'this server cannot reopen its index (it was started without a reopenable index)');
+  }
+  try {
+    return await (index as unknown as Refreshable).refresh();
+  } catch (e) {
+    if (e instanceof IncompatibleRefreshError) throw new HttpError(409, 'illegal_argument_exception', `refresh refused: ${e.message}`);
+    throw new HttpError(500, 'refresh_failed', `refresh failed, still serving the previous commit: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * JSON has no NaN or Infinity (JSON.stringify writes null): a non-finite score would reach the
+ * client as a silent `null`. The engine never produces one for valid input (cosine rejects zero
+ * vectors at build and query time), so one here is a bug to report, not to serialise.
+ */
+function finiteScore(score: number, id: string): number {
+  if (!Number.isFinite(score)) throw new HttpError(500, 'search_error', `search produced a non-finite score (${score}) for doc [${id}]`);
+  return score;
 }
 
 /** The validator needs the field name and similarity (from describe()); fetched once. */

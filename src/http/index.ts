@@ -14,4 +14,5 @@ export {
 } from './serve.js';
 export { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from './options.js';
 export { ServerRuntime } from './ServerRuntime.js';
+export { ReopeningIndex, IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.js';
 export { HttpError, type ValidationIssue } from './errors.js';

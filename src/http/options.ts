@@ -18,6 +18,10 @@ export interface ServerOptions {
   readonly maxTimeoutMs: number;
   /** How long close() waits for in-flight requests before aborting them (503). */
   readonly drainTimeoutMs: number;
+  /** A client must send its complete request headers within this time, else 408 and the connection is closed. */
+  readonly headersTimeoutMs: number;
+  /** A client must send its complete request (headers and body) within this time, else 408. */
+  readonly requestTimeoutMs: number;
   /** Read path for searches that name none; undefined = the index's configured default. */
   readonly readPath: ReadPath | undefined;
 }
@@ -33,6 +37,10 @@ export const DEFAULT_SERVER_OPTIONS: ServerOptions = {
   defaultTimeoutMs: 10_000,
   maxTimeoutMs: 60_000,
   drainTimeoutMs: 30_000,
+  // Node's defaults (60 s / 300 s, checked every 30 s) let a client that drips its headers hold a
+  // connection for minutes; a search request is small, so seconds are plenty.
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
   readPath: undefined,
 };
 
@@ -47,6 +55,9 @@ export function resolveServerOptions(partial: Partial<ServerOptions> = {}): Serv
   intIn('maxTimeoutMs', o.maxTimeoutMs, 1, 24 * 3_600_000);
   intIn('defaultTimeoutMs', o.defaultTimeoutMs, 1, o.maxTimeoutMs);
   intIn('drainTimeoutMs', o.drainTimeoutMs, 0, 24 * 3_600_000);
+  intIn('requestTimeoutMs', o.requestTimeoutMs, 1, 24 * 3_600_000);
+  // Node refuses a header deadline beyond the whole request's.
+  intIn('headersTimeoutMs', o.headersTimeoutMs, 1, o.requestTimeoutMs);
   if (typeof o.host !== 'string' || o.host === '') throw new RangeError('host must be a non-empty string');
   if (o.name !== undefined && !/^[^\s/\\*?"<>|,#]+$/.test(o.name)) {
     throw new RangeError(`name must be a non-empty index name without spaces or / \\ * ? " < > | , #, got ${JSON.stringify(o.name)}`);

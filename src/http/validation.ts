@@ -141,7 +141,10 @@ export function esSchema(shape: IndexShape, limits: Limits) {
       { error: (iss) => (iss.input === undefined ? 'is required' : 'must be an object (one knn search; arrays of knn are not supported)') },
     ),
     size: intIn(0, MAX_K).optional(),
-    _source: z.boolean({ error: 'must be a boolean (prescore stores no _source)' }).optional(),
+    // prescore stores vectors and ids, no documents: asking for _source must not silently get nothing.
+    _source: z
+      .literal(false, { error: 'is not supported: prescore stores no _source (hits carry _id and _score); omit it or set it to false' })
+      .optional(),
     timeout: esTimeValue(limits).optional(),
   });
 }
@@ -259,7 +262,9 @@ export function zodIssues(raw: readonly z.core.$ZodIssue[], body: unknown, known
       continue;
     }
     let reason = issue.message;
-    if (!/\bgot\b|required/.test(reason) && isShort(value)) reason += `, got ${JSON.stringify(value)}`;
+    // JSON.parse turns 1e400 into Infinity, which JSON.stringify would print as "null".
+    if (typeof value === 'number' && !Number.isFinite(value)) reason += ', got a number that is not finite (the JSON value overflows a double)';
+    else if (!/\bgot\b|required/.test(reason) && isShort(value)) reason += `, got ${JSON.stringify(value)}`;
     out.push({ path, reason });
   }
   return out;
