@@ -170,7 +170,7 @@ export function readChecksummedInto(slice: FileSlice, at: number, into: Uint8Arr
       if (inside) {
         read(into.subarray(pos - at, stop - at), pos);
       } else {
-        buf ??= new Uint8Array(Math.min(READ_CHUNK, end));
+        if (buf === null || buf.length < stop - pos) buf = new Uint8Array(stop - pos);
         read(buf.subarray(0, stop - pos), pos);
       }
       pos = stop;

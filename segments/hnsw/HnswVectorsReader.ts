@@ -5,12 +5,12 @@ import {
   FOOTER_LENGTH,
   indexHeaderLength,
   openChecksummed,
-  readChecksummedInto,
 } from '../codec/CodecUtil.js';
 import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import { DirectMonotonicMeta, DirectMonotonicReader } from '../packed/DirectMonotonicReader.js';
 import { ByteArrayDataInput } from '../store/DataInput.js';
 import { readSliceBytes, type FileSlice } from '../store/FileSlice.js';
+import { MappedFile } from '../store/native/MappedFile.js';
 import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import {
   HNSW_INDEX_CODEC,
@@ -52,8 +52,8 @@ interface IndexSource {
   readonly name: string;
   readonly length: number;
   read(offset: number, length: number): Uint8Array;
-  /** Every byte before the footer, CRC32-checked as it is read. */
-  readVerified(): Uint8Array;
+  /** Runs `use` over the whole file's bytes once their CRC32 matched the footer. */
+  withVerified(use: (bytes: Uint8Array) => void): void;
   checksumAll(): void;
 }
 
@@ -97,10 +97,17 @@ export class HnswVectorsReader {
       name: index.name,
       length: index.length,
       read: (offset, length) => readSliceBytes(index, offset, length),
-      readVerified: () => {
-        const bytes = new Uint8Array(index.length - FOOTER_LENGTH);
-        readChecksummedInto(index, 0, bytes);
-        return bytes;
+      withVerified: (use) => {
+        // Mapped, not read into the heap: one sequential pass over file-backed pages (no
+        // transient anonymous copy of the file), dropped again when the mapping closes.
+        const file = MappedFile.open(index.path, index.offset, index.length, { advice: 'sequential' });
+        try {
+          const bytes = file.bytes();
+          openChecksummed(bytes, index.name);
+          use(bytes);
+        } finally {
+          file.close();
+        }
       },
       checksumAll: () => void checksumEntireFile(index),
     };
@@ -131,9 +138,9 @@ export class HnswVectorsReader {
       name: indexName,
       length: indexBytes.length,
       read: (offset, length) => indexBytes.subarray(offset, offset + length),
-      readVerified: () => {
+      withVerified: (use) => {
         openChecksummed(indexBytes, indexName);
-        return indexBytes;
+        use(indexBytes);
       },
       checksumAll: () => void openChecksummed(indexBytes, indexName),
     };
@@ -190,15 +197,15 @@ export class HnswVectorsReader {
   }
 
   /**
-   * Reads the whole `.vex` once, checking its CRC32 as it streams in, and decodes the field's
-   * neighbour lists straight into `target` (e.g. an arena: no graph object on the heap). Returns
+   * Reads the whole `.vex` once (mapped), checking its CRC32, and decodes the field's neighbour
+   * lists straight into `target` (e.g. an arena: no graph object on the heap). Returns
    * false when the field has no graph. Lists hold at most 2M ords (so a stride of 2M + 1 fits).
    */
   loadGraphInto(fieldNumber: number, target: GraphListsTarget): boolean {
     const entry = this.fields.get(fieldNumber);
     if (!entry) throw new RangeError(`no HNSW field number ${fieldNumber}`);
     if (!hasGraph(entry)) return false;
-    decodeLists(entry, this.version, this.index.readVerified(), 0, this.index.name, target);
+    this.index.withVerified((bytes) => decodeLists(entry, this.version, bytes, 0, this.index.name, target));
     return true;
   }
 

@@ -12,8 +12,8 @@ export interface SegmentLoadResult {
 /**
  * Fills a segment's place in its arena (handle.resident) from its files, in O(files) reads:
  * the `.veq` streams front to back with its records landing straight in the arena; the `.vex`
- * is read whole into a transient buffer and its neighbour lists decoded into the arena's
- * layout; the live-ords bitset is copied. The CRC32 footer of both files is checked as they
+ * is mapped and its neighbour lists decoded into the arena's layout in one pass (file-backed
+ * pages, no anonymous copy of the file); the live-ords bitset is copied. The CRC32 footer of both files is checked as they
  * stream in, so a flipped byte fails here with a CorruptIndexException naming the file instead
  * of changing results. Runs on any thread (an executor task at open); the arena is shared, so
  * only this segment's bytes are written.
