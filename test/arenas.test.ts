@@ -31,8 +31,8 @@ function queries(): Float32Array[] {
   return Array.from({ length: index.queries.length / d }, (_, i) => index.queries.subarray(i * d, (i + 1) * d));
 }
 
-async function searchAll(ix: VectorIndex, k: number): Promise<SearchHit[][]> {
-  const out: SearchHit[][] = [];
+async function searchAll(ix: VectorIndex, k: number): Promise<(readonly SearchHit[])[]> {
+  const out: (readonly SearchHit[])[] = [];
   for (const q of queries()) out.push((await ix.search(q, { k, numCandidates: 60 })).hits);
   return out;
 }
