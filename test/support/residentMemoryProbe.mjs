@@ -1,13 +1,16 @@
 // Child process of test/residentMemory.test.ts: measures the anonymous memory (RssAnon) an open
 // index adds to a process with an executor of N threads. Prints one JSON line.
-//   node residentMemoryProbe.mjs INDEX_DIR THREADS QUERIES_F32_FILE
+//   node --expose-gc residentMemoryProbe.mjs INDEX_DIR THREADS QUERIES_F32_FILE WARMUP_INDEX_DIR
 // Runs the compiled package (dist/), as the executor's workers do.
+//
+// The baseline is a pool that has already searched: a small warm-up index (same dims) is opened
+// and searched first, so the workers have loaded their modules, compiled their code and grown
+// their heaps to what searching takes. Its memory is in both readings, so the difference is
+// what the measured index adds.
 import { readFileSync } from 'node:fs';
 import { openIndex } from '../../dist/src/api/openIndex.js';
-import { Executor } from '../../dist/src/executor/Executor.js';
-import { PING } from '../../dist/src/executor/tasks.js';
 
-const [dir, threadsArg, queriesPath] = process.argv.slice(2);
+const [dir, threadsArg, queriesPath, warmupDir] = process.argv.slice(2);
 const threads = Number(threadsArg);
 
 function rssAnon() {
@@ -15,9 +18,25 @@ function rssAnon() {
   return Number(m[1]) * 1024;
 }
 
-// The idle pool first: every worker started and through its entry module, nothing opened.
-const executor = Executor.get({ threads });
-await Promise.all(Array.from({ length: threads * 4 }, () => executor.run(PING, { sleepMs: 20 })));
+const raw = readFileSync(queriesPath);
+const queries = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
+
+/** Three rounds over the queries (each query runs one slice per thread, so every worker searches). */
+async function searchRounds(index) {
+  const dims = index.dims;
+  const times = [];
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < queries.length / dims; i++) {
+      const s = performance.now();
+      await index.search(queries.subarray(i * dims, (i + 1) * dims), { k: 10 });
+      times.push(performance.now() - s);
+    }
+  }
+  return times;
+}
+
+const warmup = await openIndex(warmupDir, { threads });
+await searchRounds(warmup);
 globalThis.gc?.();
 const idle = rssAnon();
 
@@ -25,21 +44,10 @@ const t0 = performance.now();
 const index = await openIndex(dir, { threads });
 const openMs = performance.now() - t0;
 const afterOpen = rssAnon();
-
-// Searches on every worker (each query runs one slice per thread), first and tenth timed.
-const raw = readFileSync(queriesPath);
-const queries = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
-const dims = index.dims;
-const times = [];
-for (let round = 0; round < 3; round++) {
-  for (let i = 0; i < queries.length / dims; i++) {
-    const s = performance.now();
-    await index.search(queries.subarray(i * dims, (i + 1) * dims), { k: 10 });
-    times.push(performance.now() - s);
-  }
-}
+const times = await searchRounds(index);
 globalThis.gc?.();
 const afterSearch = rssAnon();
-const memory = (await index.describe()).memory;
+const memory = (await index.describe()).memory ?? null;
 process.stdout.write(`${JSON.stringify({ threads, idle, afterOpen, afterSearch, openMs, firstMs: times[0], tenthMs: times[9], memory })}\n`);
 await index.close();
+await warmup.close();
