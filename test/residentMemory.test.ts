@@ -9,8 +9,9 @@ import { buildTestIndex, type TestIndex } from './support/testIndex.js';
  * Memory you can count on: an open index holds its codes and graphs once per process, in arenas
  * every worker shares, so more workers add only their scratch. Measured as anonymous memory
  * (RssAnon) in a child process (the test process's own heap would blur it), after opening and
- * searching on every worker, against the same child's idle pool before the open (so the
- * workers' own cost is excluded).
+ * searching on every worker, against the same child's pool before the open (so the workers' own
+ * cost is excluded): a pool that has searched a small warm-up index, so its workers' code and
+ * heaps have already grown to what searching takes.
  *
  * The index is the issue's 200k x 768 from the project's generator, in 65,536-doc segments. A
  * construction beam of 16 (default 100) only makes the build cheaper: the resident layout is the
@@ -32,19 +33,25 @@ interface Probe {
 }
 
 let index: TestIndex;
+/** A small index of the same dims that the probe opens and searches before measuring (the pool's own costs). */
+let warmup: TestIndex;
 let queriesFile: string;
 
 beforeAll(async () => {
+  warmup = await buildTestIndex({ n: 3000, dims: DIMS, segmentDocs: 3000, flatThreshold: 0, queries: 1, seed: 'warmup' });
   index = await buildTestIndex({ n: N, dims: DIMS, segmentDocs: 65_536, flatThreshold: 0, queries: 12, extra: { beamWidth: 16 } });
   queriesFile = join(index.root, 'queries.f32');
   writeFileSync(queriesFile, index.queries);
 }, 1_200_000);
 
-afterAll(() => index?.cleanup());
+afterAll(() => {
+  index?.cleanup();
+  warmup?.cleanup();
+});
 
 function probe(threads: number): Probe {
   const script = fileURLToPath(new URL('./support/residentMemoryProbe.mjs', import.meta.url));
-  const r = spawnSync(process.execPath, ['--expose-gc', script, index.dir, String(threads), queriesFile], { encoding: 'utf8', env: { ...process.env, PRESCORE_HUGEPAGES: '0' } });
+  const r = spawnSync(process.execPath, ['--expose-gc', script, index.dir, String(threads), queriesFile, warmup.dir], { encoding: 'utf8', env: { ...process.env, PRESCORE_HUGEPAGES: '0' } });
   if (r.status !== 0) throw new Error(`probe with ${threads} threads failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Probe;
 }

@@ -36,7 +36,9 @@ async function searchRounds(index) {
 }
 
 const warmup = await openIndex(warmupDir, { threads });
-await searchRounds(warmup);
+// Long enough for the workers' heaps to stop growing (fewer rounds left ~2-3 MiB per worker of
+// young-generation growth to show up in the measured index's searches).
+for (let i = 0; i < 8; i++) await searchRounds(warmup);
 globalThis.gc?.();
 const idle = rssAnon();
 
