@@ -1,7 +1,8 @@
 import { HnswVectorsReader, entryNodeOf, hasGraph } from '../hnsw/HnswVectorsReader.js';
 import { layOutGraph, residentGraphBytes } from '../hnsw/ResidentGraph.js';
 import { MAX_WASM_PAGES, WASM_PAGE } from '../kernels/Kernels.js';
-import { wasm } from '../kernels/wasmApi.js';
+import { wasm, type WasmMemory } from '../kernels/wasmApi.js';
+import { adviseHugePages } from '../store/native/libc.js';
 import type { ArenaRef, ResidentSegment, SegmentHandle } from './SegmentHandle.js';
 
 /**
@@ -113,7 +114,7 @@ export function createArenas(indexId: number, handles: readonly SegmentHandle[],
   const arenas = plan.arenas.map((a, ordinal): ArenaRef => ({
     key: `${indexId}.${ordinal}`,
     indexId,
-    memory: new wasm.Memory({ shared: true, initial: pageCeil(a.dataBytes) / WASM_PAGE, maximum: MAX_WASM_PAGES }),
+    memory: newArenaMemory(a.dataBytes),
     dataBytes: a.dataBytes,
     scratchBytes: a.scratchBytes,
   }));
@@ -135,11 +136,23 @@ export function privateArena(handle: SegmentHandle, key: string): SegmentHandle 
   const arena: ArenaRef = {
     key,
     indexId: handle.indexId,
-    memory: new wasm.Memory({ shared: true, initial: pageCeil(a.dataBytes) / WASM_PAGE, maximum: MAX_WASM_PAGES }),
+    memory: newArenaMemory(a.dataBytes),
     dataBytes: a.dataBytes,
     scratchBytes: a.scratchBytes,
   };
   return { ...handle, resident: { ...p, arena } };
+}
+
+/**
+ * A shared memory for `dataBytes` of segments (growable to 4 GiB for the workers' scratch). The
+ * data range is advised for transparent huge pages: codes are scored at random ords, and huge
+ * pages cut TLB misses (measured ~20% on 1024-dim records); PRESCORE_HUGEPAGES=0 turns it off.
+ */
+function newArenaMemory(dataBytes: number): WasmMemory {
+  const initial = pageCeil(dataBytes);
+  const memory = new wasm.Memory({ shared: true, initial: initial / WASM_PAGE, maximum: MAX_WASM_PAGES });
+  if (process.env.PRESCORE_HUGEPAGES !== '0') adviseHugePages(new Uint8Array(memory.buffer, 0, initial));
+  return memory;
 }
 
 interface SegmentShape {
