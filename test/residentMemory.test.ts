@@ -38,7 +38,7 @@ let warmup: TestIndex;
 let queriesFile: string;
 
 beforeAll(async () => {
-  warmup = await buildTestIndex({ n: 3000, dims: DIMS, segmentDocs: 3000, flatThreshold: 0, queries: 1, seed: 'warmup' });
+  warmup = await buildTestIndex({ n: 3000, dims: DIMS, segmentDocs: 3000, flatThreshold: 0, queries: 1, seed: '11' });
   index = await buildTestIndex({ n: N, dims: DIMS, segmentDocs: 65_536, flatThreshold: 0, queries: 12, extra: { beamWidth: 16 } });
   queriesFile = join(index.root, 'queries.f32');
   writeFileSync(queriesFile, index.queries);
