@@ -180,9 +180,10 @@ class PrescoreSegmentReader implements SegmentReader {
       similarity: f.similarity.ordinal,
       vectors: { path: vec.realPath, fd: vec.fd, offset: f.vectorDataOffset, byteSize: f.byteSize, size: f.size, ordToDoc: null },
       quantized: {
+        file: veq,
         path: veq.realPath,
         fd: veq.fd,
-        offset: q.vectorDataOffset,
+        offset: veq.offset + q.vectorDataOffset,
         count: q.count,
         codeBytes: q.codeBytes,
         recordBytes: q.recordBytes,
@@ -191,6 +192,7 @@ class PrescoreSegmentReader implements SegmentReader {
       },
       graph: vem && vex ? { vem, vex, segmentId: info.id, suffix: info.suffix, fieldNumber } : null,
       liveOrds: null,
+      resident: null,
     };
     return new PrescoreSegmentReader(info.name, info.maxDoc, handle, ids, flat, quantized, graph, {
       vectors: f.vectorDataLength,
