@@ -500,8 +500,10 @@ describe('drain', () => {
     const closed = h.server.close();
     let closeDone = false;
     void closed.then(() => (closeDone = true));
-    // The listener is closed: new connections are refused.
-    await expect(fetch(h.server.url + '/health')).rejects.toThrow();
+    // The listener closes once the accept backlog is taken in: then a new connection is refused
+    // (a fresh TCP connection: fetch could reuse a kept-alive one), while the searches still wait.
+    await until(() => !h.server.server.listening);
+    await expect(connectOnce(h.server.url)).rejects.toThrow(/ECONNREFUSED/);
     expect(closeDone).toBe(false);
     h.fake.release();
 
@@ -571,6 +573,19 @@ describe('drain', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+
+/** Opens (and closes) one fresh TCP connection to the server of `url`. */
+async function connectOnce(url: string): Promise<void> {
+  const { connect } = await import('node:net');
+  const { hostname, port } = new URL(url);
+  await new Promise<void>((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => {
+      socket.end();
+      resolve();
+    });
+    socket.on('error', reject);
+  });
+}
 
 async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
   const t0 = Date.now();
