@@ -4,7 +4,7 @@ import { residentFraction } from '../../segments/store/native/PageCache.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
 import { leafOf, type IndexReader } from '../../segments/index/IndexReader.js';
 import { IndexSearcher } from '../../query/IndexSearcher.js';
-import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
+import { KnnFloatVectorQuery, type FirstPhase } from '../../query/KnnFloatVectorQuery.js';
 import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
 import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
@@ -34,6 +34,14 @@ export interface OpenIndexOptions {
   /** Executor threads (only when this open creates the process's executor). */
   readonly threads?: number;
   readonly ioConcurrency?: number;
+  /**
+   * Where the first phase runs: 'codes' (default) over 1-bit codes and graphs each worker holds in
+   * memory; 'graph' over the segments' own HNSW graph and fp32 vectors read in place from disk
+   * (exact scores, nothing held in RAM, neighbour reads prefetched on the read path's budget).
+   */
+  readonly firstPhase?: FirstPhase;
+  /** 'graph' first phase: next candidates whose neighbours are read ahead (default 0). */
+  readonly lookahead?: number;
 }
 
 let openCount = 0;
@@ -54,16 +62,20 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
   });
   // Each worker reads the codes and decodes the graphs once, now, instead of in the first query.
   // Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
+  // The on-disk first phase holds nothing to preload (it maps the files on first use).
   const segments = reader.leaves.map((l) => l.reader.handle);
   try {
-    await Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
+    if (options.firstPhase !== 'graph') await Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
   } catch (e) {
     executor.releaseIndex(reader.id);
     if (openCount === 0) await Executor.shutdown();
     throw e;
   }
   openCount++;
-  return new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher);
+  return new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, {
+    firstPhase: options.firstPhase ?? 'codes',
+    lookahead: options.lookahead ?? 0,
+  });
 }
 
 class SearchableIndex implements VectorIndex {
@@ -73,6 +85,7 @@ class SearchableIndex implements VectorIndex {
     readonly name: string,
     readonly reader: IndexReader,
     readonly searcher: IndexSearcher,
+    private readonly firstPhase: { readonly firstPhase: FirstPhase; readonly lookahead: number },
   ) {}
 
   get dims(): number {
@@ -95,6 +108,8 @@ class SearchableIndex implements VectorIndex {
     const candidates = Math.min(MAX_NUM_CANDIDATES, Math.ceil(k * oversample));
     const knn = new KnnFloatVectorQuery(field, vector, candidates, {
       numCandidates: Math.max(candidates, options.numCandidates ?? DEFAULT_NUM_CANDIDATES),
+      firstPhase: this.firstPhase.firstPhase,
+      lookahead: this.firstPhase.lookahead,
     });
     const query = RescoreTopNQuery.createFullPrecisionRescorerQuery(knn, vector, field, k);
     const outcome = await this.searcher.search(query, k, { readPath: options.readPath, prefetchPolicy: options.prefetchPolicy, signal: options.signal });
@@ -107,7 +122,7 @@ class SearchableIndex implements VectorIndex {
   }
 
   async describe(): Promise<IndexDescription> {
-    return describeReader(this.reader, this.name, this.searcher.readPath);
+    return { ...describeReader(this.reader, this.name, this.searcher.readPath), firstPhase: this.firstPhase.firstPhase };
   }
 
   async close(): Promise<void> {
