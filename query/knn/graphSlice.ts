@@ -8,7 +8,8 @@ import { OffHeapFp32Scorer } from '../../segments/flat/OffHeapFp32Scorer.js';
 import { onIndexReleased } from '../../segments/index/releaseBoard.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import type { SegmentKnnResult } from '../../segments/index/searchSegment.js';
-import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
+import { Fp32Similarity } from '../../segments/kernels/Fp32Similarity.js';
+import { threadKernels } from '../../segments/kernels/threadKernels.js';
 import { IoUring, closeFile, openForRead } from '../../segments/store/native/IoUring.js';
 import { MappedFile } from '../../segments/store/native/MappedFile.js';
 import { MappedBytes, PreadBytes } from '../../segments/store/RandomAccessBytes.js';
@@ -55,14 +56,21 @@ export const KNN_GRAPH = defineTask<GraphSliceArgs, GraphSliceResult>('knn.graph
 export async function graphSlice(args: GraphSliceArgs): Promise<GraphSliceResult> {
   const counters = newGraphCounters();
   const out: SegmentKnnResult[] = [];
-  args.segments.forEach((handle, s) => out.push(searchOne(handle, args, args.policySlots[s], counters)));
+  const kernels = await threadKernels();
+  const first = args.segments[0];
+  const similarity = first ? new Fp32Similarity(kernels, first.similarity, args.target, first.dims) : null;
+  try {
+    args.segments.forEach((handle, s) => out.push(searchOne(handle, args, args.policySlots[s], counters, similarity!)));
+  } finally {
+    similarity?.release();
+  }
   return { segments: out, counters, threadId };
 }
 
-function searchOne(handle: SegmentHandle, args: GraphSliceArgs, policySlot: number, counters: GraphIoCounters): SegmentKnnResult {
+function searchOne(handle: SegmentHandle, args: GraphSliceArgs, policySlot: number, counters: GraphIoCounters, similarity: Fp32Similarity): SegmentKnnResult {
   if (handle.vectors.size === 0) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0 };
   const seg = open(handle, args.io);
-  const scorer = new OffHeapFp32Scorer(seg.vectors, seg.similarity, args.target);
+  const scorer = new OffHeapFp32Scorer(seg.vectors, similarity);
   let result;
   try {
     if (seg.graph === null) {
@@ -122,7 +130,6 @@ const URING_SLOTS = 512;
 
 interface OpenSegment {
   readonly indexId: number;
-  readonly similarity: VectorSimilarityFunction;
   readonly graph: OffHeapHnswGraph | null;
   /** The `.vex` mapping (mmap reads), for adjacency prefetch. */
   readonly graphMapping: MappedFile | null;
@@ -177,7 +184,6 @@ function open(handle: SegmentHandle, io: GraphIo): OpenSegment {
     }
     seg = {
       indexId: handle.indexId,
-      similarity: VectorSimilarityFunction.fromOrdinal(handle.similarity),
       graph,
       graphMapping,
       vectors,

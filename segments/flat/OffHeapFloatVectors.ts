@@ -184,3 +184,22 @@ export class UringFloatVectors implements OffHeapFloatVectors {
     this.buffer.free();
   }
 }
+
+/** Vectors already on the heap, packed back to back (tests, and scorers compared against the off-heap ones). */
+export class HeapFloatVectors implements OffHeapFloatVectors {
+  readonly byteSize: number;
+  readonly size: number;
+
+  constructor(
+    readonly floats: Float32Array,
+    readonly dims: number,
+  ) {
+    this.byteSize = dims * 4;
+    this.size = Math.floor(floats.length / dims);
+  }
+
+  vector(ord: number): number {
+    if (!(ord >= 0 && ord < this.size)) throw new RangeError(`vector ordinal ${ord} out of [0, ${this.size})`);
+    return ord * this.dims;
+  }
+}

@@ -1,30 +1,26 @@
 import type { RandomVectorScorer } from '../hnsw/RandomVectorScorer.js';
-import type { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
+import type { Fp32Similarity } from '../kernels/Fp32Similarity.js';
 import type { OffHeapFloatVectors } from './OffHeapFloatVectors.js';
 
 /**
  * The field's exact fp32 similarity of a query to vectors read in place (mapping or io_uring),
- * as a RandomVectorScorer for the graph search. It computes what Fp32VectorScorer computes on the
- * same floats (the same similarity function), so a search over it returns the heap scorer's
- * results bit for bit.
+ * as a RandomVectorScorer for the graph search. Scores come from Fp32Similarity (the wasm
+ * kernels), the same function rescoring uses, so a doc's first-phase score is its rescored score.
  */
 export class OffHeapFp32Scorer implements RandomVectorScorer {
   readonly maxOrd: number;
-  private readonly compare: VectorSimilarityFunction['compareAt'];
 
   constructor(
     readonly vectors: OffHeapFloatVectors,
-    readonly similarity: VectorSimilarityFunction,
-    readonly query: Float32Array,
+    private readonly similarity: Fp32Similarity,
   ) {
-    if (query.length !== vectors.dims) throw new RangeError(`query has ${query.length} dims, the vectors ${vectors.dims}`);
+    if (similarity.dims !== vectors.dims) throw new RangeError(`the query has ${similarity.dims} dims, the vectors ${vectors.dims}`);
     this.maxOrd = vectors.size;
-    this.compare = similarity.compareAt;
   }
 
   score(ord: number): number {
     const off = this.vectors.vector(ord);
-    return this.compare(this.query, 0, this.vectors.floats, off, this.vectors.dims);
+    return this.similarity.score(this.vectors.floats, off);
   }
 
   bulkScore(ords: Int32Array, n: number, out: Float32Array): void {
