@@ -95,7 +95,7 @@ function searchOne(handle: SegmentHandle, args: GraphSliceArgs, policySlot: numb
 }
 
 function prefetcher(seg: OpenSegment, args: GraphSliceArgs, policySlot: number, counters: GraphIoCounters): GraphPrefetcher {
-  if (++seg.gen === 0x7fffffff) {
+  if (++seg.gen === 2 ** 29) {
     seg.stamps.fill(0);
     seg.gen = 1;
   }

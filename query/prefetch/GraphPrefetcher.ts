@@ -64,18 +64,31 @@ export class GraphPrefetcher implements NeighborPrefetch {
   private readonly distance: PrefetchDistance;
   private aheadIssued = 0;
   private aheadUsed = 0;
+  private readonly resident: number;
+  private readonly cold: number;
 
   constructor(
     private readonly reads: VectorReadStarter,
-    /** Per-ord stamps of this search: gen = started for scoring, -gen = started as read-ahead. */
+    /**
+     * Per-ord stamps of this search (generation g >= 1): 2g = started and found resident, 2g + 1 =
+     * started with I/O, -2g = started as read-ahead.
+     */
     private readonly stamps: Int32Array,
-    private readonly gen: number,
+    gen: number,
     distance: { readonly initial: number; readonly cap: number },
     readonly counters: GraphIoCounters,
     /** Adjacency prefetch over the `.vex` mapping; null: neighbour lists are read when expanded. */
     private readonly adjacency: ((offset: number, length: number) => boolean) | null,
   ) {
     this.distance = new PrefetchDistance(distance.initial, distance.cap);
+    if (!(Number.isInteger(gen) && gen >= 1 && gen < 2 ** 29)) throw new RangeError(`stamp generation ${gen} outside [1, 2^29)`);
+    this.resident = 2 * gen;
+    this.cold = 2 * gen + 1;
+  }
+
+  private started(ord: number): boolean {
+    const s = this.stamps[ord];
+    return s === this.resident || s === this.cold || s === -this.resident;
   }
 
   hop(ords: Int32Array, n: number): void {
@@ -87,8 +100,8 @@ export class GraphPrefetcher implements NeighborPrefetch {
 
   next(i: number): void {
     const ord = this.ords[i];
-    if (this.stamps[ord] === -this.gen) {
-      this.stamps[ord] = this.gen;
+    if (this.stamps[ord] === -this.resident) {
+      this.stamps[ord] = this.cold;
       this.aheadUsed++;
     }
     this.advance(i);
@@ -101,18 +114,20 @@ export class GraphPrefetcher implements NeighborPrefetch {
 
   lookahead(ords: Int32Array, n: number): void {
     let budget = this.spare();
-    const stamps = this.stamps;
-    const gen = this.gen;
     for (let j = 0; j < n && budget > 0; j++) {
       const ord = ords[j];
-      const s = stamps[ord];
-      if (s === gen || s === -gen) continue;
-      stamps[ord] = -gen;
+      if (this.started(ord)) continue;
+      this.stamps[ord] = -this.resident;
       this.aheadIssued++;
       budget--;
       this.reads.start(ord);
     }
     this.reads.flush();
+  }
+
+  /** Only a node whose vector needed I/O is likely to have cold adjacency pages: resident graphs skip this. */
+  wantsAdjacency(ord: number): boolean {
+    return this.adjacency !== null && this.stamps[ord] === this.cold;
   }
 
   candidate(offset: number, length: number): void {
@@ -128,16 +143,17 @@ export class GraphPrefetcher implements NeighborPrefetch {
   /** Starts the hop's reads up to the distance ahead of entry `tail`. */
   private advance(tail: number): void {
     const distance = this.distance;
-    const stamps = this.stamps;
-    const gen = this.gen;
     let started = false;
     while (this.head < this.n && this.head - tail < distance.current) {
       const ord = this.ords[this.head++];
-      const s = stamps[ord];
-      if (s === gen || s === -gen) continue; // read ahead by an earlier lookahead
-      stamps[ord] = gen;
-      if (this.reads.start(ord)) distance.onIssued();
-      else distance.onResident();
+      if (this.started(ord)) continue; // read ahead by an earlier lookahead
+      if (this.reads.start(ord)) {
+        this.stamps[ord] = this.cold;
+        distance.onIssued();
+      } else {
+        this.stamps[ord] = this.resident;
+        distance.onResident();
+      }
       started = true;
     }
     if (started) this.reads.flush();

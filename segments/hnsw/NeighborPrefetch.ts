@@ -6,7 +6,8 @@
  * Per expanded candidate the order of calls is: hop(ords, n) with the unvisited neighbours about
  * to be scored, then optionally spare() and lookahead() for the next candidates' neighbours, then
  * next(i) right before ords[i] is scored, for i = 0..n-1; candidate(...) whenever a scored node
- * joins the candidate queue (its neighbour list may be read by a later hop).
+ * joins the candidate queue and wantsAdjacency(ord) says so (its neighbour list may be read by a
+ * later hop).
  */
 export interface NeighborPrefetch {
   /** The vectors of ords[0..n) will be scored next, in this order (one hop's unvisited neighbours). */
@@ -17,7 +18,9 @@ export interface NeighborPrefetch {
   spare(): number;
   /** Vectors that may be scored soon (the next candidates' unvisited neighbours): issue up to spare() reads. */
   lookahead(ords: Int32Array, n: number): void;
-  /** A node joined the candidate queue; its neighbour list lies at [offset, offset + length) of `.vex`. */
+  /** Whether to prefetch the neighbour list of `ord`, which just joined the candidate queue (then candidate() follows). */
+  wantsAdjacency(ord: number): boolean;
+  /** The new candidate's neighbour list lies at [offset, offset + length) of `.vex`. */
   candidate(offset: number, length: number): void;
   /** The search ended: ords read ahead but never scored are counted as wasted. */
   finish(): void;

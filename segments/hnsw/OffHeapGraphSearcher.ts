@@ -190,7 +190,7 @@ export class OffHeapGraphSearcher {
         this.visitedCount++;
         if (s >= minAccepted) {
           candidates.add(f, s);
-          if (prefetch !== null) {
+          if (prefetch !== null && prefetch.wantsAdjacency(f)) {
             graph.listRange(0, f, range);
             prefetch.candidate(range[0], range[1]);
           }
