@@ -31,6 +31,7 @@ export interface KnnOptions {
    * 'codes' (default): the 1-bit codes and graphs held in the workers' memory. 'graph': the
    * segment's own HNSW graph (`.vex`) and fp32 vectors (`.vec`) searched in place, read through
    * the search's read path, scored with the field's exact similarity; no codes are loaded.
+   * Segments are searched alone (`multiLeaf` and `graphSearch` apply to 'codes' only).
    */
   readonly firstPhase?: FirstPhase;
   /** 'graph' first phase: prefetch each hop's unvisited neighbours (default true; false reads them one at a time). */

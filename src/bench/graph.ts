@@ -12,6 +12,7 @@
  * Then the time from opening to the first answer, with and without a sidecar.
  *
  *   npm run bench:graph -- [--queries 200] [--budgets 16,256] [--cache-fraction 0.25] [--only capped|resident|open]
+ *                          [--lucene DIR [--field NAME]]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { openIndex } from '../api/openIndex.js';
 import { openLuceneIndex } from '../api/openLuceneIndex.js';
 import { Executor } from '../executor/Executor.js';
-import { distPath, packageRoot } from '../executor/packageRoot.js';
+import { distPath } from '../executor/packageRoot.js';
 import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
 import { benchDataset, ensureIndex, loadQueries, summarize, table } from './benchData.js';
@@ -35,6 +36,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     n: { type: 'string' },
     dim: { type: 'string' },
+    lucene: { type: 'string' },
+    field: { type: 'string' },
   },
 });
 const ds = benchDataset(Number(values.n ?? 500_000), Number(values.dim ?? 768), Number(values.queries ?? 200), 250_000);
@@ -127,19 +130,28 @@ if (values.only === undefined || values.only === 'open') {
   // in place, and this index with its codes loaded into the workers vs the graph in place (cold).
   const { vectors } = await loadQueries(ds, 1);
   const timings: (string | number)[][] = [];
-  const fixture = join(packageRoot(), '..', 'shared', 'fixtures', 'lucene', 'index.10.0.0-cfs.zip');
+  // A Lucene index directory: --lucene DIR (field --field, default knn_field), else the 10.0 test
+  // fixture when PRESCORE_LUCENE_FIXTURES names the fixtures directory.
   const tmp = mkdtempSync(join(tmpdir(), 'prescore-bench-graph-'));
+  const fixtures = process.env.PRESCORE_LUCENE_FIXTURES;
   try {
-    execFileSync('unzip', ['-q', '-o', fixture, '-d', join(tmp, 'lucene')]);
-    for (const firstPhase of ['codes', 'graph'] as const) {
-      const t0 = performance.now();
-      const index = await openLuceneIndex(join(tmp, 'lucene'), { field: 'knn_field', firstPhase, sidecarDir: join(tmp, `sidecar-${firstPhase}`) });
-      await index.search([0.2, -0.1, 0.5], { k: 5 });
-      timings.push([`Lucene 10.0 fixture (36 docs), ${firstPhase === 'codes' ? 'sidecar built on open' : 'graph in place, no sidecar'}`, performance.now() - t0]);
-      await index.close();
+    let luceneDir = values.lucene;
+    if (luceneDir === undefined && fixtures) {
+      execFileSync('unzip', ['-q', '-o', join(fixtures, 'index.10.0.0-cfs.zip'), '-d', join(tmp, 'lucene')]);
+      luceneDir = join(tmp, 'lucene');
+    }
+    if (luceneDir === undefined) timings.push(['Lucene index: none given (--lucene DIR or PRESCORE_LUCENE_FIXTURES)', NaN]);
+    else {
+      for (const firstPhase of ['codes', 'graph'] as const) {
+        const t0 = performance.now();
+        const index = await openLuceneIndex(luceneDir, { field: values.field ?? 'knn_field', firstPhase, sidecarDir: join(tmp, `sidecar-${firstPhase}`) });
+        await index.search(Array.from({ length: index.dims }, (_, i) => Math.sin(i)), { k: 5 });
+        timings.push([`Lucene ${luceneDir}, ${firstPhase === 'codes' ? 'sidecar built on open' : 'graph in place, no sidecar'}`, performance.now() - t0]);
+        await index.close();
+      }
     }
   } catch (e) {
-    timings.push([`Lucene fixture: ${(e as Error).message}`, NaN]);
+    timings.push([`Lucene index: ${(e as Error).message}`, NaN]);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
