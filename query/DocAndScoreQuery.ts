@@ -10,7 +10,15 @@ export class DocAndScoreQuery extends Query {
   readonly docs: Int32Array;
   readonly scores: Float32Array;
 
-  constructor(hits: readonly ScoreDoc[], readonly totalHits: number = hits.length) {
+  constructor(
+    hits: readonly ScoreDoc[],
+    readonly totalHits: number = hits.length,
+    /**
+     * Set when every score is the field's exact fp32 similarity to this target (a first phase
+     * that searched fp32 vectors): rescoring by the same target can reuse the scores.
+     */
+    readonly exactTarget: Float32Array | null = null,
+  ) {
     super();
     const sorted = [...hits].sort((a, b) => a.doc - b.doc);
     this.docs = Int32Array.from(sorted, (h) => h.doc);

@@ -4,6 +4,11 @@ import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
 import { KNN_SLICE } from './knn/knnSlice.js';
+import { KNN_GRAPH, type GraphIo, type GraphSliceArgs } from './knn/graphSlice.js';
+import { budgetShare, withBudget } from './prefetch/IoBudget.js';
+import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
+import type { ReadPath } from './ReadPath.js';
+import type { SegmentKnnResult } from '../segments/index/searchSegment.js';
 
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
@@ -22,7 +27,33 @@ export interface KnnOptions {
    * side-by-side timing.
    */
   readonly graphSearch?: 'wasm' | 'js';
+  /**
+   * 'codes' (default): the 1-bit codes and graphs held in the workers' memory. 'graph': the
+   * segment's own HNSW graph (`.vex`) and fp32 vectors (`.vec`) searched in place, read through
+   * the search's read path, scored with the field's exact similarity; no codes are loaded.
+   * Segments are searched alone (`multiLeaf` and `graphSearch` apply to 'codes' only).
+   */
+  readonly firstPhase?: FirstPhase;
+  /** 'graph' first phase: prefetch each hop's unvisited neighbours (default true; false reads them one at a time). */
+  readonly neighborPrefetch?: boolean;
+  /** 'graph' first phase: how many next candidates' neighbours to read ahead with the budget a hop leaves (default 0). */
+  readonly lookahead?: number;
 }
+
+export const FIRST_PHASES = ['codes', 'graph'] as const;
+export type FirstPhase = (typeof FIRST_PHASES)[number];
+
+/**
+ * How the graph first phase reads on each read path. A graph search is sequential within a
+ * segment (its parallelism is across segments), so `mmap+parallel` prefetches from the searching
+ * worker exactly like `mmap+prefetch`; `mmap` is the page-fault baseline.
+ */
+const GRAPH_PATHS: Record<ReadPath, { readonly io: GraphIo; readonly prefetch: (p: PrefetchPolicyName) => PrefetchPolicyName | 'none' }> = {
+  mmap: { io: 'mmap', prefetch: () => 'none' },
+  'mmap+prefetch': { io: 'mmap', prefetch: (p) => p },
+  'mmap+parallel': { io: 'mmap', prefetch: (p) => p },
+  pread: { io: 'uring', prefetch: () => 'always' },
+};
 
 /**
  * Lucene's KnnFloatVectorQuery over prescore's first phase: every segment is searched with the
@@ -55,6 +86,7 @@ export class KnnFloatVectorQuery extends Query {
     }
     const started = performance.now();
     const ef = Math.max(this.k, this.options.numCandidates ?? this.k);
+    if (this.options.firstPhase === 'graph') return this.rewriteOnDisk(searcher, ctx, ef, started);
     const global = this.options.multiLeaf === true && searcher.reader.leaves.length > 1 ? GlobalSimilarityQueue.create(ef) : null;
     const sliceResults = await Promise.all(
       searcher.slices.map((slice) =>
@@ -67,7 +99,48 @@ export class KnnFloatVectorQuery extends Query {
     // Cancellation is checked between phases, never by aborting a running task: piscina would
     // terminate the worker, and with it every segment the worker holds open.
     ctx.signal?.throwIfAborted();
-    // Per-leaf TopDocs in leaf order (as Lucene's invokeAll returns them), docs made global.
+    const merged = this.merge(searcher, ctx, sliceResults);
+    ctx.stats.firstPhaseMs += performance.now() - started;
+    return new DocAndScoreQuery(merged.scoreDocs);
+  }
+
+  /**
+   * The first phase over the segments' own graphs and fp32 vectors on disk (one `knn.graph` task
+   * per slice). Each task's neighbour prefetch gets an equal share of the I/O budget with the
+   * other prefetching tasks in flight. The hits carry exact similarities, so rescoring by the
+   * same target reuses them (DocAndScoreQuery.exactTarget).
+   */
+  private async rewriteOnDisk(searcher: Searcher, ctx: SearchContext, ef: number, started: number): Promise<DocAndScoreQuery> {
+    const path = GRAPH_PATHS[ctx.readPath];
+    const prefetch = this.options.neighborPrefetch === false ? 'none' : path.prefetch(ctx.prefetchPolicy);
+    const lookahead = this.options.lookahead ?? 0;
+    if (!(Number.isInteger(lookahead) && lookahead >= 0 && lookahead <= 8)) throw new RangeError(`lookahead must be an integer in [0, 8], got ${lookahead}`);
+    const cap = budgetShare(searcher.ioConcurrency, searcher.initialPrefetchDistance, searcher.slices.length);
+    const args = searcher.slices.map(
+      (slice): GraphSliceArgs => ({
+        segments: slice.leaves.map((l) => l.reader.handle),
+        target: this.target,
+        k: this.k,
+        ef,
+        io: path.io,
+        prefetch,
+        lookahead,
+        distance: { initial: Math.min(searcher.initialPrefetchDistance, cap), cap },
+        policyState: searcher.policyState,
+        policySlots: Int32Array.from(slice.leaves, (l) => l.ord * POLICY_STATE_INTS),
+      }),
+    );
+    const results = await withBudget(args.length, () => Promise.all(args.map((a) => searcher.executor.run(KNN_GRAPH, a))));
+    ctx.signal?.throwIfAborted();
+    for (const r of results) ctx.stats.addGraphIo(r.counters);
+    ctx.stats.firstPhaseExact = true;
+    const merged = this.merge(searcher, ctx, results);
+    ctx.stats.firstPhaseMs += performance.now() - started;
+    return new DocAndScoreQuery(merged.scoreDocs, merged.scoreDocs.length, this.target);
+  }
+
+  /** Per-leaf TopDocs in leaf order (as Lucene's invokeAll returns them), docs made global, merged to the top k. */
+  private merge(searcher: Searcher, ctx: SearchContext, sliceResults: readonly { readonly segments: readonly SegmentKnnResult[] }[]): TopDocs {
     const perLeaf: TopDocs[] = new Array(searcher.reader.leaves.length);
     searcher.slices.forEach((slice, s) => {
       slice.leaves.forEach((leaf, i) => {
@@ -78,9 +151,7 @@ export class KnnFloatVectorQuery extends Query {
         perLeaf[leaf.ord] = new TopDocs({ value: r.visited, relation: 'GREATER_THAN_OR_EQUAL_TO' }, hits);
       });
     });
-    const merged = TopDocs.merge(this.k, perLeaf.filter(Boolean));
-    ctx.stats.firstPhaseMs += performance.now() - started;
-    return new DocAndScoreQuery(merged.scoreDocs);
+    return TopDocs.merge(this.k, perLeaf.filter(Boolean));
   }
 
   toString(): string {

@@ -19,9 +19,35 @@ export interface QueryStats {
   readonly deferred: boolean;
   /** The largest prefetch distance the ring reached. */
   readonly maxPrefetchDistance: number;
+  /**
+   * The first phase already scored exact fp32 similarities (the graph searched on disk): the
+   * rescoring step reused those scores instead of reading the vectors a second time.
+   */
+  readonly firstPhaseExact: boolean;
+  /** I/O of the disk-resident first phase (`firstPhase: 'graph'`); absent for the in-RAM one. */
+  readonly firstPhaseIo?: FirstPhaseIo;
   readonly timings: {
     readonly firstPhaseMs: number;
     readonly rescoreMs: number;
     readonly totalMs: number;
   };
+}
+
+/** What the graph first phase read (summed over segments). */
+export interface FirstPhaseIo {
+  /** Vectors scored (exact fp32 similarities). */
+  readonly scored: number;
+  /** Vector pages for which a read or madvise(WILLNEED) was issued ahead of scoring. */
+  readonly pagesPrefetched: number;
+  /** Vectors a residency probe found in the page cache (no read needed). */
+  readonly pagesResident: number;
+  /** Vectors read without a prefetch (prefetch off, or exhaustive segments). */
+  readonly readsBeforePrefetch: number;
+  /** Vectors read ahead for the next candidates (lookahead) and, of those, never scored. */
+  readonly readAhead: number;
+  readonly wasted: number;
+  /** Neighbour-list prefetches issued (adjacency pages of new candidates). */
+  readonly adjacencyPrefetched: number;
+  readonly syscalls: number;
+  readonly maxPrefetchDistance: number;
 }

@@ -1,4 +1,5 @@
-import type { QueryStats } from './QueryStats.js';
+import type { FirstPhaseIo, QueryStats } from './QueryStats.js';
+import { addGraphCounters, newGraphCounters, type GraphIoCounters } from './prefetch/GraphPrefetcher.js';
 import type { ReadPath } from './ReadPath.js';
 import { addCounters, newCounters, type RescoreCounters } from './prefetch/RescoreCounters.js';
 
@@ -6,6 +7,10 @@ import { addCounters, newCounters, type RescoreCounters } from './prefetch/Resco
 export class QueryStatsCollector {
   readonly started = performance.now();
   readonly io: RescoreCounters = newCounters();
+  /** The first phase's I/O when it searched the graph on disk (null: the in-RAM first phase). */
+  graphIo: GraphIoCounters | null = null;
+  /** The first phase scored exact fp32 similarities (see QueryStats.firstPhaseExact). */
+  firstPhaseExact = false;
   candidates = 0;
   visited = 0;
   deferred = true;
@@ -22,6 +27,10 @@ export class QueryStatsCollector {
     addCounters(this.io, counters);
   }
 
+  addGraphIo(counters: GraphIoCounters): void {
+    addGraphCounters((this.graphIo ??= newGraphCounters()), counters);
+  }
+
   toStats(): QueryStats {
     return {
       readPath: this.readPath,
@@ -33,6 +42,8 @@ export class QueryStatsCollector {
       readsBeforePrefetch: this.io.readsBeforePrefetch,
       deferred: this.deferred,
       maxPrefetchDistance: this.io.maxDistance,
+      firstPhaseExact: this.firstPhaseExact,
+      ...(this.graphIo ? { firstPhaseIo: firstPhaseIo(this.graphIo) } : {}),
       timings: {
         firstPhaseMs: round3(this.firstPhaseMs),
         rescoreMs: round3(this.rescoreMs),
@@ -44,4 +55,18 @@ export class QueryStatsCollector {
 
 function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
+}
+
+function firstPhaseIo(c: GraphIoCounters): FirstPhaseIo {
+  return {
+    scored: c.scored,
+    pagesPrefetched: c.pagesPrefetched,
+    pagesResident: c.pagesResident,
+    readsBeforePrefetch: c.readsBeforePrefetch,
+    readAhead: c.readAhead,
+    wasted: c.wasted,
+    adjacencyPrefetched: c.adjacencyPrefetched,
+    syscalls: c.syscalls,
+    maxPrefetchDistance: c.maxDistance,
+  };
 }

@@ -1,7 +1,7 @@
 import { docToOrd } from '../segments/index/SegmentHandle.js';
 import { leafOf } from '../segments/index/IndexReader.js';
 import { DocAndScoreQuery } from './DocAndScoreQuery.js';
-import { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource, specTargets } from './DoubleValuesSource.js';
+import { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource, specTargets, type ValuesSpec } from './DoubleValuesSource.js';
 import { HitQueue } from './HitQueue.js';
 import { Query, type SearchContext, type Searcher } from './Query.js';
 import { planRescore, runRescorePlan } from './rescore/Rescorer.js';
@@ -48,6 +48,14 @@ export class RescoreTopNQuery extends Query {
     }
 
     const started = performance.now();
+    if (reusesExactScores(spec, inner, field.similarity.ordinal)) {
+      // The first phase scored exactly these values: reading the vectors again would change nothing.
+      const queue = new HitQueue(this.n);
+      for (let i = 0; i < inner.size; i++) queue.insertWithOverflow(inner.docs[i], inner.scores[i]);
+      ctx.stats.deferred = false;
+      ctx.stats.rescoreMs += performance.now() - started;
+      return new DocAndScoreQuery(queue.toSortedScoreDocs(), inner.size);
+    }
     const needsScores = this.valuesSource.needsScores();
     const leaves = searcher.reader.leaves;
     const leafOrds = new Int32Array(inner.size);
@@ -70,4 +78,15 @@ export class RescoreTopNQuery extends Query {
   toString(): string {
     return `RescoreTopNQuery(${this.query}, ${this.valuesSource}, n=${this.n})`;
   }
+}
+
+/** Whether `spec` is the field similarity to the very target the inner query's exact scores are for. */
+function reusesExactScores(spec: ValuesSpec, inner: DocAndScoreQuery, fieldSimilarity: number): boolean {
+  const exact = inner.exactTarget;
+  if (exact === null || spec.kind !== 'fullPrecision') return false;
+  if (spec.similarity !== null && spec.similarity !== fieldSimilarity) return false;
+  const t = spec.target;
+  if (t.length !== exact.length) return false;
+  for (let i = 0; i < t.length; i++) if (!Object.is(t[i], exact[i])) return false;
+  return true;
 }

@@ -519,8 +519,8 @@ describe('Lucene indexes served by prescore', () => {
       const reader = await LuceneIndexReader.open(dirs[zip], { buildSegment: segmentBuilder(Executor.get()) });
       expect(reader.field.name).toBe('knn_field');
       expect(reader.sidecarDir).toBe(defaultSidecarDir(reader.dir, 'knn_field'));
-      expect(reader.sidecarDir.startsWith(join(cache, 'prescore', 'lucene-sidecars') + '/')).toBe(true);
-      expect(readFileSync(join(reader.sidecarDir, 'SOURCE'), 'utf8')).toBe(`${reader.dir}\tknn_field\n`);
+      expect(reader.sidecarDir!.startsWith(join(cache, 'prescore', 'lucene-sidecars') + '/')).toBe(true);
+      expect(readFileSync(join(reader.sidecarDir!, 'SOURCE'), 'utf8')).toBe(`${reader.dir}\tknn_field\n`);
       expect(defaultSidecarDir(reader.dir, 'other')).not.toBe(reader.sidecarDir);
       // The facade also takes PRESCORE_SIDECAR_DIR (what `prescore serve --lucene` can be given).
       const envDir = join(root, 'env-sidecar');

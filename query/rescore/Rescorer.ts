@@ -1,6 +1,7 @@
 import type { ReadPath } from '../ReadPath.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import type { ValuesSpec } from '../DoubleValuesSource.js';
+import { budgetShare, withBudget } from '../prefetch/IoBudget.js';
 import { POLICY_STATE_INTS, type PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
 import type { SearchContext, Searcher } from '../Query.js';
 import { RESCORE_RING, type RescoreTaskArgs, type VectorIo } from './RescoreTask.js';
@@ -32,9 +33,6 @@ const PATHS: Record<ReadPath, PathShape> = {
   pread: { parallel: true, io: 'uring', prefetch: () => 'always' },
 };
 
-/** Process-wide count of rescoring tasks in flight: they share the I/O concurrency budget. */
-let activeTasks = 0;
-
 export interface RescorePlan {
   readonly tasks: { readonly args: RescoreTaskArgs; readonly from: number; readonly to: number }[];
   readonly total: number;
@@ -51,7 +49,7 @@ export function planRescore(searcher: Searcher, ctx: SearchContext, input: Resco
   const taskCount = parallel ? Math.max(1, Math.min(searcher.executor.threads, Math.ceil(n / 16))) : 1;
   const leaves = searcher.reader.leaves;
   const tasks: RescorePlan['tasks'] = [];
-  const cap = Math.max(searcher.initialPrefetchDistance, Math.floor(searcher.ioConcurrency / Math.max(1, activeTasks + taskCount)));
+  const cap = budgetShare(searcher.ioConcurrency, searcher.initialPrefetchDistance, taskCount);
   for (let t = 0; t < taskCount; t++) {
     const from = Math.floor((t * n) / taskCount);
     const to = Math.floor(((t + 1) * n) / taskCount);
@@ -99,8 +97,7 @@ export async function runRescorePlan(
 ): Promise<{ scores: Float32Array; hasValue: Uint8Array }> {
   const scores = new Float32Array(plan.total);
   const hasValue = new Uint8Array(plan.total);
-  activeTasks += plan.tasks.length;
-  try {
+  await withBudget(plan.tasks.length, async () => {
     const results = await Promise.all(plan.tasks.map((t) => searcher.executor.run(RESCORE_RING, t.args)));
     ctx.signal?.throwIfAborted();
     results.forEach((r, i) => {
@@ -114,8 +111,6 @@ export async function runRescorePlan(
         for (const e of r.trace) trace.push(e > 0 ? e + from : e - from);
       }
     });
-  } finally {
-    activeTasks -= plan.tasks.length;
-  }
+  });
   return { scores, hasValue };
 }

@@ -288,13 +288,16 @@ function checkFooterStructure(bytes: Uint8Array, name: string): void {
   }
 }
 
-/** Cursor-based decoding of the `.vex` neighbour lists (bounds-checked against the field's range). */
-class NeighborDecoder {
+/**
+ * Cursor-based decoding of the `.vex` neighbour lists (bounds-checked against `end`). The off-heap
+ * graph points one decoder at each list it reads (`b`, `pos`, `end` are reassigned per list).
+ */
+export class NeighborDecoder {
   pos = 0;
 
   constructor(
-    private readonly b: Uint8Array,
-    private readonly end: number,
+    public b: Uint8Array,
+    public end: number,
     private readonly name: string,
   ) {}
 

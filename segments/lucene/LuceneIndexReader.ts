@@ -2,11 +2,13 @@ import { join } from 'node:path';
 import { idToString } from '../codec/CodecUtil.js';
 import type { VectorFieldInfo } from '../index/CommitPoint.js';
 import type { IndexReader, LeafReaderContext, SegmentReader } from '../index/IndexReader.js';
-import { shared, type SegmentHandle } from '../index/SegmentHandle.js';
+import { shared, type GraphHandle, type SegmentHandle } from '../index/SegmentHandle.js';
+import { CorruptIndexException } from '../codec/CorruptIndexException.js';
+import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION, HnswVectorsReader } from '../hnsw/HnswVectorsReader.js';
 import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import type { SegmentBuilder } from '../index/SegmentBuildTask.js';
 import { newIndexId } from '../index/releaseBoard.js';
-import { LuceneIndex, type LuceneIndexOptions, type LuceneSegment, type VectorFieldView } from './LuceneIndex.js';
+import { LuceneIndex, vectorFormatFileName, type LuceneIndexOptions, type LuceneSegment, type VectorFieldView } from './LuceneIndex.js';
 import { checkServableField, describeVectorFields, listVectorFields, openLuceneFlatField, type LuceneFlatField } from './LuceneFlatVectors.js';
 import {
   defaultSidecarDir,
@@ -41,6 +43,12 @@ export interface LuceneIndexReaderOptions extends Partial<SidecarBuildParams> {
   readonly pruneSidecars?: boolean;
   /** Sidecar progress: building / built / reused / rebuilt, per segment. */
   readonly onSidecar?: (event: SidecarEvent) => void;
+  /**
+   * 'codes' (default): the first phase runs over 1-bit codes and graphs built into the sidecar.
+   * 'graph': the first phase searches Lucene's own HNSW graph (`.vem`/`.vex`) and fp32 vectors in
+   * place; no sidecar is built, read or even created.
+   */
+  readonly firstPhase?: 'codes' | 'graph';
 }
 
 /**
@@ -61,7 +69,8 @@ export class LuceneIndexReader implements IndexReader {
     readonly index: LuceneIndex,
     readonly field: VectorFieldInfo,
     readonly leaves: readonly LeafReaderContext[],
-    readonly sidecarDir: string,
+    /** null when the first phase reads Lucene's own graph (no sidecar). */
+    readonly sidecarDir: string | null,
   ) {}
 
   static async open(dir: string, options: LuceneIndexReaderOptions): Promise<LuceneIndexReader> {
@@ -86,6 +95,17 @@ export class LuceneIndexReader implements IndexReader {
     const similarity = VectorSimilarityFunction.fromOrdinal(view.similarityOrdinal);
     const firstPresent = view.segments.find((e) => e.present);
     const field: VectorFieldInfo = { name: view.name, number: firstPresent && firstPresent.present ? firstPresent.fieldNumber : -1, similarity, dims: view.dimension };
+
+    if (options.firstPhase === 'graph') {
+      const graphs = flats.map((f) => (f && f.entry.size > 0 ? luceneGraph(f) : null));
+      const id = newIndexId();
+      const leaves: LeafReaderContext[] = index.segments.map((seg, ord) => ({
+        ord,
+        docBase: seg.docBase,
+        reader: LuceneSegmentReader.create(id, index, seg, field, flats[ord], null, realDir, graphs[ord]),
+      }));
+      return new LuceneIndexReader(id, realDir, index, field, leaves, null);
+    }
 
     const root = prepareSidecarRoot(options.sidecarDir ?? defaultSidecarDir(realDir, view.name), realDir, view.name);
     const sources = flats.map((f) => (f && f.entry.size > 0 ? sidecarSource(f, view.name) : null));
@@ -150,6 +170,29 @@ function resolveField(index: LuceneIndex, name: string | undefined): VectorField
   return view;
 }
 
+/**
+ * The segment's own HNSW files for the field (`.vem`/`.vex` of its per-field format, inside the
+ * `.cfs` when compound), verified at open: `.vem` completely, `.vex` structurally, and the
+ * field's entry against the flat vectors (same size, dims and similarity). null when Lucene wrote
+ * no graph for the field (a tiny segment: it is scanned exhaustively).
+ */
+function luceneGraph(f: LuceneFlatField): GraphHandle | null {
+  const seg = f.field.segment;
+  const vem = seg.directory.openSlice(vectorFormatFileName(f.field, HNSW_META_EXTENSION));
+  const vex = seg.directory.openSlice(vectorFormatFileName(f.field, HNSW_INDEX_EXTENSION));
+  const reader = HnswVectorsReader.open(vem, vex, seg.id, f.field.segmentSuffix);
+  const entry = reader.field(f.field.fieldNumber);
+  if (!entry) throw new CorruptIndexException(`field ${f.field.fieldNumber} has vectors but no graph entry`, vem.name);
+  if (entry.size !== f.entry.size || entry.dimension !== f.entry.dims || entry.similarity !== f.entry.similarity) {
+    throw new CorruptIndexException(
+      `graph entry of field ${f.field.fieldNumber} (${entry.size} x ${entry.dimension}d, ${entry.similarity.name}) disagrees with its vectors (${f.entry.size} x ${f.entry.dims}d, ${f.entry.similarity.name})`,
+      vem.name,
+    );
+  }
+  if (entry.numLevels === 0 || entry.offsetsMeta === null) return null;
+  return { vem, vex, segmentId: seg.id, suffix: f.field.segmentSuffix, fieldNumber: f.field.fieldNumber };
+}
+
 function sidecarSource(f: LuceneFlatField, fieldName: string): SidecarSource {
   const seg = f.field.segment;
   return {
@@ -186,6 +229,8 @@ class LuceneSegmentReader implements SegmentReader {
     flat: LuceneFlatField | null,
     sidecar: SidecarSegment | null,
     realDir: string,
+    /** Lucene's own graph files, when the first phase searches them in place (no sidecar). */
+    luceneGraph: GraphHandle | null = null,
   ): LuceneSegmentReader {
     const size = flat ? flat.entry.size : 0;
     const ordToDoc = flat && flat.ordToDoc ? shared(flat.ordToDoc) : null;
@@ -202,7 +247,7 @@ class LuceneSegmentReader implements SegmentReader {
     }
     const q = sidecar?.entry;
     const handle: SegmentHandle = {
-      key: `${indexId}#lucene:${realDir}#${field.name}#${seg.name}#${idToString(seg.id)}#${sidecar ? sidecar.checksum.toString(16) : 'none'}`,
+      key: `${indexId}#lucene:${realDir}#${field.name}#${seg.name}#${idToString(seg.id)}#${sidecar ? sidecar.checksum.toString(16) : luceneGraph ? 'in-place' : 'none'}`,
       indexId,
       name: seg.name,
       maxDoc: seg.maxDoc,
@@ -227,14 +272,14 @@ class LuceneSegmentReader implements SegmentReader {
           : null,
       graph: sidecar?.graph
         ? { vem: sidecar.graph.vem, vex: sidecar.graph.vex, segmentId: sidecar.id, suffix: sidecar.suffix, fieldNumber: flat!.field.fieldNumber }
-        : null,
+        : luceneGraph,
       liveOrds,
       resident: null,
     };
     return new LuceneSegmentReader(index, seg, handle, numVectors, flat, sidecar, {
       vectors: flat ? flat.entry.vectorDataLength : 0,
       codes: q ? q.vectorDataLength : 0,
-      graph: sidecar?.graph ? sidecar.graph.vex.length : 0,
+      graph: sidecar?.graph ? sidecar.graph.vex.length : luceneGraph ? luceneGraph.vex.length : 0,
     });
   }
 

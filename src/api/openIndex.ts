@@ -9,7 +9,7 @@ import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityF
 import { planArenas } from '../../segments/index/Arena.js';
 import { ResidentIndex, type ResidentMemory } from '../../segments/index/ResidentIndex.js';
 import { IndexSearcher } from '../../query/IndexSearcher.js';
-import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
+import { KnnFloatVectorQuery, type FirstPhase } from '../../query/KnnFloatVectorQuery.js';
 import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
 import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
@@ -45,6 +45,14 @@ export interface OpenIndexOptions {
    * less the workers' scratch). For tests: a small value spreads a small index over several arenas.
    */
   readonly arenaBytes?: number;
+  /**
+   * Where the first phase runs: 'codes' (default) over 1-bit codes and graphs each worker holds in
+   * memory; 'graph' over the segments' own HNSW graph and fp32 vectors read in place from disk
+   * (exact scores, nothing held in RAM, neighbour reads prefetched on the read path's budget).
+   */
+  readonly firstPhase?: FirstPhase;
+  /** 'graph' first phase: next candidates whose neighbours are read ahead (default 0). */
+  readonly lookahead?: number;
 }
 
 let openCount = 0;
@@ -57,17 +65,20 @@ export async function openIndex(dir: string, options: OpenIndexOptions = {}): Pr
 /** Wraps any IndexReader (prescore's or a Lucene directory's) as a VectorIndex. */
 export async function openReader(reader: IndexReader, options: OpenIndexOptions = {}): Promise<VectorIndex> {
   const executor = Executor.get({ threads: options.threads });
-  let resident: ResidentIndex;
+  let resident: ResidentIndex | null = null;
   let searcher: IndexSearcher;
   try {
     // The codes and graphs are read once for the process, into shared arenas, one task per
-    // segment (segments load in parallel on the workers; the event loop stays free).
-    resident = await ResidentIndex.load(reader, {
-      threads: executor.threads,
-      arenaBytes: options.arenaBytes,
-      load: (handle) => executor.run(LOAD_RESIDENT, { handle }),
-    });
-    searcher = new IndexSearcher(resident.reader, {
+    // segment (segments load in parallel on the workers; the event loop stays free). The on-disk
+    // first phase holds none: it maps the graph and vectors on first use.
+    if (options.firstPhase !== 'graph') {
+      resident = await ResidentIndex.load(reader, {
+        threads: executor.threads,
+        arenaBytes: options.arenaBytes,
+        load: (handle) => executor.run(LOAD_RESIDENT, { handle }),
+      });
+    }
+    searcher = new IndexSearcher(resident ? resident.reader : reader, {
       executor,
       readPath: options.readPath,
       prefetchPolicy: options.prefetchPolicy,
@@ -75,16 +86,21 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     });
     // Each worker makes its instances over the arenas and its per-segment state now, not in the
     // first query. Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
-    const segments = resident.reader.leaves.map((l) => l.reader.handle);
-    await Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
+    if (resident) {
+      const segments = resident.reader.leaves.map((l) => l.reader.handle);
+      await Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
+    }
   } catch (e) {
     executor.releaseIndex(reader.id);
     if (openCount === 0) await Executor.shutdown();
     throw e;
   }
   openCount++;
-  const index = new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor.threads);
-  await warmUp(index, resident.reader);
+  const index = new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor.threads, {
+    firstPhase: options.firstPhase ?? 'codes',
+    lookahead: options.lookahead ?? 0,
+  });
+  await warmUp(index, resident ? resident.reader : reader);
   return index;
 }
 
@@ -107,8 +123,9 @@ class SearchableIndex implements VectorIndex {
     readonly name: string,
     readonly reader: IndexReader,
     readonly searcher: IndexSearcher,
-    private readonly resident: ResidentIndex,
+    private readonly resident: ResidentIndex | null,
     private readonly threads: number,
+    private readonly firstPhase: { readonly firstPhase: FirstPhase; readonly lookahead: number },
   ) {}
 
   get dims(): number {
@@ -134,6 +151,8 @@ class SearchableIndex implements VectorIndex {
     const candidates = Math.min(MAX_NUM_CANDIDATES, Math.ceil(k * oversample));
     const knn = new KnnFloatVectorQuery(field, vector, candidates, {
       numCandidates: Math.max(candidates, options.numCandidates ?? DEFAULT_NUM_CANDIDATES),
+      firstPhase: this.firstPhase.firstPhase,
+      lookahead: this.firstPhase.lookahead,
     });
     const query = RescoreTopNQuery.createFullPrecisionRescorerQuery(knn, vector, field, k);
     const outcome = await this.searcher.search(query, k, { readPath: options.readPath, prefetchPolicy: options.prefetchPolicy, signal: options.signal });
@@ -151,7 +170,8 @@ class SearchableIndex implements VectorIndex {
   }
 
   async describe(): Promise<IndexDescription> {
-    return describeReader(this.reader, this.name, this.searcher.readPath, { threads: this.threads, held: this.resident.memory() });
+    const described = describeReader(this.reader, this.name, this.searcher.readPath, { threads: this.threads, held: this.resident?.memory() });
+    return { ...described, firstPhase: this.firstPhase.firstPhase };
   }
 
   async close(): Promise<void> {

@@ -31,7 +31,8 @@ export interface OpenLuceneIndexOptions extends OpenIndexOptions, Partial<Sideca
  * Opens a Lucene index directory (9.9+ / 10.x, read-only) for searching one FLOAT32 vector
  * field, with the same search facade as `openIndex`: 1-bit first phase over codes prescore keeps
  * in a sidecar directory (built on first open, reused after), then fp32 rescoring straight from
- * the Lucene `.vec` data. Hits carry Lucene's global doc numbers; `id` is that number as a
+ * the Lucene `.vec` data. With `firstPhase: 'graph'` no sidecar exists: the first phase searches
+ * Lucene's own HNSW graph (`.vex`) with exact fp32 scores from `.vec`, both read in place. Hits carry Lucene's global doc numbers; `id` is that number as a
  * string (Lucene docs have no prescore ids). Deleted docs are never returned.
  */
 export async function openLuceneIndex(dir: string, options: OpenLuceneIndexOptions = {}): Promise<VectorIndex> {
@@ -49,6 +50,7 @@ export async function openLuceneIndex(dir: string, options: OpenLuceneIndexOptio
       flatThreshold: options.flatThreshold,
       m: options.m,
       beamWidth: options.beamWidth,
+      firstPhase: options.firstPhase,
     });
     if (options.checkIntegrity) reader.checkIntegrity();
   } catch (e) {

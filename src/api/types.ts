@@ -60,6 +60,8 @@ export interface IndexDescription {
   /** Fraction of fp32 vector pages currently in the page cache (mincore), in [0, 1]. */
   readonly residentFraction: number;
   readonly defaultReadPath: ReadPath;
+  /** Where the first phase runs ('codes': 1-bit codes in RAM; 'graph': the graph and fp32 vectors on disk). */
+  readonly firstPhase?: 'codes' | 'graph';
   /** RAM the first phase holds for this index (codes and graphs once per process, scratch per worker). */
   readonly memory: IndexMemory;
 }

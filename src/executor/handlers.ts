@@ -6,6 +6,7 @@
  */
 import type { Task } from '../../query/executor/Task.js';
 import { KNN_SLICE, LOAD_SEGMENTS, knnSlice, loadSegments } from '../../query/knn/knnSlice.js';
+import { KNN_GRAPH, graphSlice } from '../../query/knn/graphSlice.js';
 import { RESCORE_RING } from '../../query/rescore/RescoreTask.js';
 import { rescoreRing } from '../../query/rescore/rescoreRing.js';
 import { buildSegment } from '../../segments/index/SegmentBuildTask.js';
@@ -27,6 +28,7 @@ export const handlers: ReadonlyMap<string, Handler> = new Map([
   register(GEN_GROUND_TRUTH, groundTruthRange),
   register(RESCORE_RING, rescoreRing),
   register(KNN_SLICE, knnSlice),
+  register(KNN_GRAPH, graphSlice),
   register(LOAD_SEGMENTS, loadSegments),
   register(BUILD_SEGMENT, buildSegment),
   register(LOAD_RESIDENT, loadResident),

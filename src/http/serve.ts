@@ -23,7 +23,12 @@ export interface OpenIndexRequest {
   readonly field: string | undefined;
   /** `--sidecar-dir`: where a Lucene index's 1-bit sidecar lives (default: under ~/.cache/prescore). */
   readonly sidecarDir: string | undefined;
+  /** `--first-phase`: 'codes' (1-bit codes in RAM, a sidecar for Lucene) or 'graph' (the graph and fp32 vectors on disk). */
+  readonly firstPhase?: FirstPhaseMode;
 }
+
+export const FIRST_PHASE_MODES = ['codes', 'graph'] as const;
+export type FirstPhaseMode = (typeof FIRST_PHASE_MODES)[number];
 
 export type IndexOpener = (dir: string, request: OpenIndexRequest) => Promise<VectorIndex>;
 
@@ -55,6 +60,12 @@ export const SERVE_SETTINGS = {
   lucene: { flag: 'lucene', env: 'PRESCORE_LUCENE', arg: 'DIR', help: 'serve a Lucene index directory instead (read-only)' },
   field: { flag: 'field', env: 'PRESCORE_FIELD', arg: 'NAME', help: 'vector field to serve (Lucene directories)' },
   sidecarDir: { flag: 'sidecar-dir', env: 'PRESCORE_SIDECAR_DIR', arg: 'DIR', help: "Lucene directories: where prescore's 1-bit codes are built (never inside the Lucene directory)" },
+  firstPhase: {
+    flag: 'first-phase',
+    env: 'PRESCORE_FIRST_PHASE',
+    arg: 'MODE',
+    help: 'codes: 1-bit codes in RAM (a sidecar for Lucene); graph: search the HNSW graph and fp32 vectors in place on disk (default codes)',
+  },
   name: { flag: 'name', env: 'PRESCORE_NAME', arg: 'NAME', help: "index name for /:index/_search (default: the directory's name, or its parent's when it is called `index`)" },
   host: { flag: 'host', env: 'PRESCORE_HOST', arg: 'HOST', help: `address to bind (default ${DEFAULT_SERVER_OPTIONS.host})` },
   port: { flag: 'port', env: 'PRESCORE_PORT', arg: 'PORT', help: `port, 0 = any free port (default ${DEFAULT_SERVER_OPTIONS.port})` },
@@ -140,6 +151,10 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   if (readPath !== undefined && !(READ_PATHS as readonly string[]).includes(readPath)) {
     throw new UsageError(`${where('readPath')} must be one of ${READ_PATHS.join(', ')}, got ${JSON.stringify(readPath)}`);
   }
+  const firstPhase = get('firstPhase');
+  if (firstPhase !== undefined && !(FIRST_PHASE_MODES as readonly string[]).includes(firstPhase)) {
+    throw new UsageError(`${where('firstPhase')} must be one of ${FIRST_PHASE_MODES.join(', ')}, got ${JSON.stringify(firstPhase)}`);
+  }
   const name = get('name') ?? defaultIndexName(dir);
 
   let server: ServerOptions;
@@ -163,7 +178,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   }
   return {
     dir,
-    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath: readPath as ReadPath | undefined, field: get('field'), sidecarDir: get('sidecarDir') },
+    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath: readPath as ReadPath | undefined, field: get('field'), sidecarDir: get('sidecarDir'), firstPhase: firstPhase as FirstPhaseMode | undefined },
     server,
   };
 }

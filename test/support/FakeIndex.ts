@@ -134,6 +134,7 @@ export class FakeIndex implements VectorIndex {
         readsBeforePrefetch: 0,
         deferred: true,
         maxPrefetchDistance: Math.min(candidates, 16),
+        firstPhaseExact: false,
         timings: { firstPhaseMs: totalMs / 2, rescoreMs: totalMs / 2, totalMs },
       };
       this.completed++;

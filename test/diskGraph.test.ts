@@ -1,0 +1,290 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openIndex } from '../src/api/openIndex.js';
+import { openLuceneIndex } from '../src/api/openLuceneIndex.js';
+import { READ_PATHS } from '../src/api/types.js';
+import { Executor } from '../src/executor/Executor.js';
+import { DirectoryReader } from '../segments/index/DirectoryReader.js';
+import { LuceneIndexReader } from '../segments/lucene/LuceneIndexReader.js';
+import { HnswGraphSearcher } from '../segments/hnsw/HnswGraphSearcher.js';
+import { HnswVectorsReader } from '../segments/hnsw/HnswVectorsReader.js';
+import { OffHeapGraphSearcher } from '../segments/hnsw/OffHeapGraphSearcher.js';
+import { OffHeapHnswGraph } from '../segments/hnsw/OffHeapHnswGraph.js';
+import { HeapFloatVectors, MappedFloatVectors, UringFloatVectors, type OffHeapFloatVectors } from '../segments/flat/OffHeapFloatVectors.js';
+import { Fp32Similarity } from '../segments/kernels/Fp32Similarity.js';
+import { Kernels } from '../segments/kernels/Kernels.js';
+import { OffHeapFp32Scorer } from '../segments/flat/OffHeapFp32Scorer.js';
+import type { SegmentHandle } from '../segments/index/SegmentHandle.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
+import { readSliceBytes } from '../segments/store/FileSlice.js';
+import { IoUring, closeFile, openForRead } from '../segments/store/native/IoUring.js';
+import { MappedFile } from '../segments/store/native/MappedFile.js';
+import { MappedBytes, PreadBytes, type RandomAccessBytes } from '../segments/store/RandomAccessBytes.js';
+import { GraphPrefetcher, newGraphCounters, policyReads } from '../query/prefetch/GraphPrefetcher.js';
+import { prefetchPolicy, POLICY_STATE_INTS } from '../query/prefetch/PrefetchPolicy.js';
+import { LUCENE_FIXTURE_ZIPS, unzipLuceneFixture } from './support/luceneFixtures.js';
+import { buildTestIndex, type TestIndex } from './support/testIndex.js';
+
+afterAll(async () => {
+  await Executor.shutdown();
+});
+
+const f = Math.fround;
+/** The fixture's doc i has (0.2f, -0.1f, 0.1f + 0.1f * i) in float arithmetic (see lucene-serve.test.ts). */
+const fixtureVector = (i: number) => Float32Array.of(f(0.2), f(-0.1), f(f(0.1) + f(f(0.1) * i)));
+
+/** Lucene's COSINE score, in double: max((1 + cos) / 2, 0). */
+function luceneCosine(q: Float32Array, v: Float32Array): number {
+  let dot = 0, n1 = 0, n2 = 0;
+  for (let i = 0; i < q.length; i++) {
+    dot += q[i] * v[i];
+    n1 += q[i] * q[i];
+    n2 += v[i] * v[i];
+  }
+  return Math.max((1 + dot / Math.sqrt(n1 * n2)) / 2, 0);
+}
+
+/** Live docs with a vector, per fixture (fixtures README: doc 7 deleted, doc 35 has no vector). */
+const LIVE_DOCS: Record<(typeof LUCENE_FIXTURE_ZIPS)[number], number[]> = {
+  'index.9.12.3-cfs.zip': Array.from({ length: 36 }, (_, i) => i).filter((d) => d !== 7 && d !== 35),
+  'index.10.0.0-cfs.zip': Array.from({ length: 36 }, (_, i) => i).filter((d) => d !== 7 && d !== 35),
+  'int7_hnsw.9.12.3.zip': Array.from({ length: 30 }, (_, i) => i),
+};
+
+describe("first phase on Lucene's own graph, in place", () => {
+  for (const zip of LUCENE_FIXTURE_ZIPS) {
+    it(`${zip}: ef >= doc count returns every live doc with its exact Lucene COSINE score, on every read path, and no sidecar`, async () => {
+      const dir = unzipLuceneFixture(zip);
+      const sidecarDir = join(mkdtempSync(join(tmpdir(), 'prescore-nosidecar-')), 'sidecar');
+      const index = await openLuceneIndex(dir, { field: 'knn_field', firstPhase: 'graph', sidecarDir });
+      try {
+        const live = LIVE_DOCS[zip];
+        for (const q of [Float32Array.of(0.2, -0.1, 0.5), Float32Array.of(-0.3, 0.4, -1)]) {
+          const results = await Promise.all(READ_PATHS.map((readPath) => index.search(q, { k: live.length, numCandidates: 100, readPath })));
+          const hits = results[0].hits;
+          expect(hits.map((h) => h.doc).sort((a, b) => a - b)).toEqual(live);
+          for (const h of hits) {
+            expect(Math.abs(h.score - luceneCosine(q, fixtureVector(h.doc))), `doc ${h.doc}`).toBeLessThanOrEqual(1e-6);
+          }
+          for (const r of results) {
+            expect(r.hits).toEqual(hits);
+            expect(r.stats.firstPhaseExact).toBe(true);
+            // Rescoring reused the exact scores: no fp32 vector was read a second time.
+            expect(r.stats.pagesPrefetched + r.stats.readsBeforePrefetch).toBe(0);
+            expect(r.stats.firstPhaseIo!.scored).toBeGreaterThanOrEqual(live.length);
+          }
+        }
+        expect((await index.describe()).firstPhase).toBe('graph');
+      } finally {
+        await index.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+      expect(existsSync(sidecarDir)).toBe(false);
+    });
+  }
+
+  it("the fixtures' segments carry Lucene-written graphs (so the test above searched them, not a scan)", async () => {
+    const dir = unzipLuceneFixture('index.10.0.0-cfs.zip');
+    try {
+      const reader = await LuceneIndexReader.open(dir, { field: 'knn_field', firstPhase: 'graph', buildSegment: () => Promise.reject(new Error('graph mode builds nothing')) });
+      expect(reader.sidecarDir).toBeNull();
+      const withGraph = reader.leaves.map((l) => l.reader.handle).filter((h) => h.graph !== null);
+      expect(withGraph.length).toBe(4);
+      for (const h of withGraph) {
+        const g = h.graph!;
+        const graph = OffHeapHnswGraph.open(HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix), g.fieldNumber, new MappedBytes(g.vex))!;
+        expect(graph.size).toBe(h.vectors.size);
+        expect(h.quantized).toBeNull();
+        graph.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// 12k rather than 50k docs: on this shared 2-core VM a 50k-doc build takes minutes under load,
+// and two 6k-doc segments already have three-level graphs whose searches take hundreds of hops.
+describe('a generated 12k x 32 index searched on disk', () => {
+  let idx: TestIndex;
+  let handles: SegmentHandle[];
+
+  beforeAll(async () => {
+    idx = await buildTestIndex({ n: 12_000, dims: 32, segmentDocs: 6_000, queries: 12, seed: '13' });
+    handles = DirectoryReader.open(idx.dir).leaves.map((l) => l.reader.handle);
+  }, 300_000);
+
+  afterAll(() => idx?.cleanup());
+
+  /** The segment's fp32 vectors on the heap (the reference scorer's input). */
+  function heapVectors(h: SegmentHandle): Float32Array {
+    const bytes = readSliceBytes({ path: h.vectors.path, name: h.vectors.path, offset: h.vectors.offset, length: h.vectors.size * h.vectors.byteSize });
+    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+  }
+
+  it("prescore's .vex is Lucene's layout: the off-heap graph has the in-memory graph's levels, entry point and lists", () => {
+    for (const h of handles) {
+      const g = h.graph!;
+      const reader = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix);
+      const heap = reader.graph(g.fieldNumber)!;
+      const off = OffHeapHnswGraph.open(reader, g.fieldNumber, new PreadBytes(g.vex))!;
+      try {
+        expect(off.numLevels).toBe(heap.numLevels);
+        expect(off.entryNode).toBe(heap.entryNode);
+        expect(off.size).toBe(heap.size());
+        const dst = new Int32Array(off.maxListLength);
+        for (let level = 0; level < heap.numLevels; level++) {
+          for (const node of heap.getNodesOnLevel(level).filter((_, i) => level > 0 || i % 97 === 0)) {
+            const n = off.neighbors(level, node, dst);
+            expect(Array.from(dst.subarray(0, n))).toEqual(Array.from(heap.getNeighbors(level, node)));
+          }
+        }
+      } finally {
+        off.close();
+      }
+    }
+  });
+
+  it('returns exactly what HnswGraphSearcher returns on the same graph and fp32 scorer, with prefetch on or off, lookahead, mmap or io_uring', async () => {
+    const kernels = await Kernels.load();
+    const ring = IoUring.open(256);
+    try {
+      for (const h of handles) {
+        const g = h.graph!;
+        const reader = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix);
+        const heapGraph = reader.graph(g.fieldNumber)!;
+        const floats = heapVectors(h);
+        const reference = new HnswGraphSearcher(heapGraph.size());
+        const onHeap = new HeapFloatVectors(floats, h.dims);
+
+        const vecFile = MappedFile.open(h.vectors.path, h.vectors.offset, h.vectors.size * h.vectors.byteSize, { advice: 'random' });
+        const fd = openForRead(h.vectors.path);
+        const mappedVectors = new MappedFloatVectors(vecFile, h.dims, h.vectors.size);
+        const uringVectors = new UringFloatVectors(ring, fd, h.vectors.path, h.vectors.offset, h.dims, h.vectors.size, 64);
+        const vexMapped = new MappedBytes(g.vex);
+        const vexPread = new PreadBytes(g.vex);
+        const graphs: [string, RandomAccessBytes][] = [['mapped .vex', vexMapped], ['pread .vex', vexPread]];
+        const searcher = new OffHeapGraphSearcher();
+        const stamps = new Int32Array(h.vectors.size);
+        let gen = 0;
+        const policyState = new Int32Array(POLICY_STATE_INTS);
+        try {
+          for (let qi = 0; qi < 6; qi++) {
+            const q = idx.queries.slice(qi * idx.dims, (qi + 1) * idx.dims);
+            const sim = new Fp32Similarity(kernels, h.similarity, q, h.dims);
+            for (const [k, ef] of [[10, 10], [10, 100], [50, 64]]) {
+              const want = reference.search(new OffHeapFp32Scorer(onHeap, sim), heapGraph, k, ef);
+              for (const [what, bytes] of graphs) {
+                const graph = OffHeapHnswGraph.open(reader, g.fieldNumber, bytes)!;
+                const variants: [string, OffHeapFloatVectors, boolean, number][] = [
+                  ['mmap, no prefetch', mappedVectors, false, 0],
+                  ['mmap, prefetch', mappedVectors, true, 0],
+                  ['mmap, prefetch + lookahead 2', mappedVectors, true, 2],
+                  ['io_uring, no prefetch', uringVectors, false, 0],
+                  ['io_uring, prefetch + lookahead 2', uringVectors, true, 2],
+                ];
+                for (const [how, vectors, prefetchOn, lookahead] of variants) {
+                  const counters = newGraphCounters();
+                  const reads =
+                    vectors === mappedVectors
+                      ? policyReads(prefetchPolicy('adaptive'), vecFile, h.vectors.byteSize, policyState, 0, counters)
+                      : { start: (ord: number) => uringVectors.read(ord), flush: () => uringVectors.submit() };
+                  const prefetch = prefetchOn ? new GraphPrefetcher(reads, stamps, ++gen, { initial: 2, cap: 16 }, counters, null) : null;
+                  const got = searcher.search(new OffHeapFp32Scorer(vectors, sim), graph, k, { ef, prefetch, lookahead });
+                  uringVectors.quiesce();
+                  const label = `${what}, ${how}, query ${qi}, k ${k} ef ${ef}`;
+                  expect(Array.from(got.ords), label).toEqual(Array.from(want.ords));
+                  expect(Array.from(got.scores), label).toEqual(Array.from(want.scores));
+                  expect(got.visited, label).toBe(want.visited);
+                  if (prefetchOn) {
+                    expect(counters.maxDistance, label).toBeGreaterThanOrEqual(2);
+                    expect(counters.wasted, label).toBeLessThanOrEqual(counters.readAhead);
+                    if (lookahead === 0) expect(counters.readAhead).toBe(0);
+                  }
+                }
+              }
+            }
+          }
+        } finally {
+          vexMapped.close();
+          vexPread.close();
+          uringVectors.close();
+          closeFile(fd);
+          vecFile.close();
+        }
+      }
+    } finally {
+      ring.close();
+    }
+  });
+
+  it('the distance ramps once and is kept across hops; lookahead reads ahead and counts what it wasted', async () => {
+    const kernels = await Kernels.load();
+    const h = handles[0];
+    const g = h.graph!;
+    const reader = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix);
+    const graph = OffHeapHnswGraph.open(reader, g.fieldNumber, new MappedBytes(g.vex))!;
+    const vecFile = MappedFile.open(h.vectors.path, h.vectors.offset, h.vectors.size * h.vectors.byteSize);
+    try {
+      const q = idx.queries.slice(0, idx.dims);
+      const sim = new Fp32Similarity(kernels, h.similarity, q, h.dims);
+      // Every start reports I/O: the distance doubles from 1 to the cap and never restarts per hop.
+      const issued: number[] = [];
+      const counters = newGraphCounters();
+      const reads = { start: (ord: number) => (issued.push(ord), true), flush: () => {} };
+      const hook = new GraphPrefetcher(reads, new Int32Array(h.vectors.size), 1, { initial: 1, cap: 32 }, counters, null);
+      // Every vector is started before it is scored, except the entry points (scored before any hop).
+      const inner = new OffHeapFp32Scorer(new MappedFloatVectors(vecFile, h.dims, h.vectors.size), sim);
+      const unstarted: number[] = [];
+      const startedSet = new Set<number>();
+      const scorer = {
+        maxOrd: inner.maxOrd,
+        score: (ord: number) => {
+          for (let i = startedSet.size; i < issued.length; i++) startedSet.add(issued[i]);
+          if (!startedSet.has(ord)) unstarted.push(ord);
+          return inner.score(ord);
+        },
+        bulkScore: (ords: Int32Array, n: number, out: Float32Array) => inner.bulkScore(ords, n, out),
+      };
+      new OffHeapGraphSearcher().search(scorer, graph, 10, { ef: 100, prefetch: hook, lookahead: 2 });
+      expect(counters.maxDistance).toBe(32);
+      expect(unstarted[0]).toBe(graph.entryNode);
+      expect(unstarted.length).toBeLessThanOrEqual(graph.numLevels > 1 ? 2 : 1);
+      expect(new Set(issued).size).toBe(issued.length); // nothing is started twice in a search
+      expect(counters.readAhead).toBeGreaterThan(0);
+      expect(counters.wasted).toBeGreaterThan(0);
+      expect(counters.wasted).toBeLessThan(counters.readAhead);
+    } finally {
+      graph.close();
+      vecFile.close();
+    }
+  });
+
+  it('end to end: every read path, prefetch on or off and lookahead give identical hits, exact scores, no codes loaded', async () => {
+    const codes = await openIndex(idx.dir);
+    const graph = await openIndex(idx.dir, { firstPhase: 'graph' });
+    const ahead = await openIndex(idx.dir, { firstPhase: 'graph', lookahead: 2 });
+    try {
+      for (let qi = 0; qi < idx.queries.length / idx.dims; qi++) {
+        const q = idx.queries.slice(qi * idx.dims, (qi + 1) * idx.dims);
+        const runs = await Promise.all(
+          READ_PATHS.flatMap((readPath) => [graph, ahead].map((index) => index.search(q, { k: 10, numCandidates: 64, oversample: 2, readPath }))),
+        );
+        for (const r of runs) {
+          expect(r.hits).toEqual(runs[0].hits);
+          expect(r.stats.firstPhaseExact).toBe(true);
+        }
+        for (const hit of runs[0].hits) expect(Math.abs(hit.score - idx.similarity.compareAt(q, 0, idx.base, hit.doc * idx.dims, idx.dims))).toBeLessThanOrEqual(1e-6);
+        // A doc's first-phase score is exactly its rescored score in the 1-bit mode (one fp32 similarity).
+        const c = await codes.search(q, { k: 10, numCandidates: 64, oversample: 2 });
+        expect(c.stats.firstPhaseExact).toBe(false);
+        const byDoc = new Map(runs[0].hits.map((h) => [h.doc, h.score]));
+        for (const h of c.hits) if (byDoc.has(h.doc)) expect(byDoc.get(h.doc)).toBe(h.score);
+      }
+    } finally {
+      await Promise.all([codes.close(), graph.close(), ahead.close()]);
+    }
+  });
+});
