@@ -4,6 +4,8 @@ import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
 import { KNN_SLICE } from './knn/knnSlice.js';
+import { monotonicMs } from './executor/clock.js';
+import { round3 } from './QueryStatsCollector.js';
 
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
@@ -54,16 +56,18 @@ export class KnnFloatVectorQuery extends Query {
       throw new RangeError(`vector dimension mismatch: query has ${this.target.length} dims, field "${field.name}" has ${field.dims}`);
     }
     const started = performance.now();
+    const profiler = ctx.profiler ?? null;
+    const profile = profiler !== null;
     const ef = Math.max(this.k, this.options.numCandidates ?? this.k);
     const global = this.options.multiLeaf === true && searcher.reader.leaves.length > 1 ? GlobalSimilarityQueue.create(ef) : null;
+    const js = this.options.graphSearch === 'js';
+    const runOptions = profiler ? { hops: profiler.hops } : undefined;
     const sliceResults = await Promise.all(
       searcher.slices.map((slice) =>
-        searcher.executor.run(
-          KNN_SLICE,
-          { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef, global, js: this.options.graphSearch === 'js' },
-        ),
+        searcher.executor.run(KNN_SLICE, { segments: slice.handles, target: this.target, k: this.k, ef, global, js, profile }, runOptions),
       ),
     );
+    const mergeAt = profiler ? monotonicMs() : 0;
     // Cancellation is checked between phases, never by aborting a running task: piscina would
     // terminate the worker, and with it every segment the worker holds open.
     ctx.signal?.throwIfAborted();
@@ -73,12 +77,24 @@ export class KnnFloatVectorQuery extends Query {
       slice.leaves.forEach((leaf, i) => {
         const r = sliceResults[s].segments[i];
         ctx.stats.visited += r.visited;
+        if (profiler) {
+          const segmentMs = sliceResults[s].segmentMs?.[i] ?? 0;
+          const quantizeMs = r.quantizeMs ?? 0;
+          profiler.segments.push({
+            segment: leaf.reader.name,
+            threadId: sliceResults[s].threadId,
+            quantizeMs: round3(quantizeMs),
+            searchMs: round3(segmentMs - quantizeMs),
+            visited: r.visited,
+          });
+        }
         const hits: ScoreDoc[] = [];
         for (let j = 0; j < r.docs.length; j++) hits.push({ doc: leaf.docBase + r.docs[j], score: r.scores[j], shardIndex: leaf.ord });
         perLeaf[leaf.ord] = new TopDocs({ value: r.visited, relation: 'GREATER_THAN_OR_EQUAL_TO' }, hits);
       });
     });
     const merged = TopDocs.merge(this.k, perLeaf.filter(Boolean));
+    profiler?.phase('knn.merge', mergeAt);
     ctx.stats.firstPhaseMs += performance.now() - started;
     return new DocAndScoreQuery(merged.scoreDocs);
   }
