@@ -4,7 +4,7 @@
  * behind), then bisect between the last good and the first bad rate. The number of steps is
  * capped, so the search is bounded in time.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { realClock } from './clock.js';
 import { LATENCY_BASIS, type LoadReport } from './report.js';
 import { runLoad, type LoadOptions } from './runLoad.js';
 
@@ -109,6 +109,7 @@ export async function findMax(o: FindMaxOptions): Promise<FindMaxResult> {
   if (!(growth > 1)) throw new Error(`growth must be > 1, got ${growth}`);
   if (!(stepDurationMs > 0)) throw new Error('--step-duration must be positive');
   rate = Math.min(rate, maxRate);
+  const clock = o.clock ?? realClock;
 
   const startedAt = new Date().toISOString();
   const steps: FindMaxStep[] = [];
@@ -182,7 +183,7 @@ export async function findMax(o: FindMaxOptions): Promise<FindMaxResult> {
     }
     rate = roundRate(next);
     if (rate === good || rate === bad) break;
-    if (cooldownMs > 0) await sleep(cooldownMs);
+    if (cooldownMs > 0) await new Promise<void>((resolve) => clock.after(cooldownMs, resolve));
   }
   if (good !== null && bad === null && limitedBy !== 'interrupted' && limitedBy !== 'max-rate') limitedBy = 'steps';
 

@@ -8,3 +8,6 @@ export { parseDuration, formatDuration } from './duration.js';
 export { resolveTarget, isLoopbackIp, NotLoopbackError, type Target } from './target.js';
 export { queriesFromFvecs, randomUnitQueries, type QuerySet } from './queries.js';
 export { readFvecs, readIvecs, type VecRows } from './vecfile.js';
+export { realClock, type Clock, type ClockTimer } from './clock.js';
+export { HttpTransport, classifyStatus, type Transport, type TransportFactory, type Outcome, type OutcomeKind } from './transport.js';
+export { percentile } from './percentile.js';

@@ -6,8 +6,10 @@
  * and the lateness is part of the measured latency.
  */
 import { build as buildHistogram, encodeIntoCompressedBase64, type Histogram } from 'hdr-histogram-js';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { BodyCache } from './body.js';
+import { realClock, type Clock, type ClockTimer } from './clock.js';
+import { percentile } from './percentile.js';
 import { randomUnitQueries, type QuerySet } from './queries.js';
 import {
   LATENCY_BASIS,
@@ -21,7 +23,7 @@ import {
 } from './report.js';
 import { Rng } from './rng.js';
 import { resolveTarget } from './target.js';
-import { HttpTransport, type Outcome } from './transport.js';
+import { HttpTransport, type Outcome, type TransportFactory } from './transport.js';
 import type { VecRows } from './vecfile.js';
 
 export interface LoadOptions {
@@ -59,6 +61,10 @@ export interface LoadOptions {
   readonly label?: string;
   /** Stops scheduling early (SIGINT); the report covers what was sent. */
   readonly signal?: AbortSignal;
+  /** Time source and timers of the run; default the real clock (tests drive a simulated one). */
+  readonly clock?: Clock;
+  /** Makes the run's transport; default HTTP keep-alive (`HttpTransport`). */
+  readonly transport?: TransportFactory;
 }
 
 const HIST_MAX_US = 120_000_000;
@@ -130,11 +136,6 @@ function positive(name: string, v: number | undefined, allowZero = false): void 
   if (!Number.isFinite(v) || v < 0 || (!allowZero && v === 0)) throw new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${v}`);
 }
 
-function percentileOfSorted(sorted: Float64Array, p: number): number {
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[idx];
-}
-
 /** Runs one open-loop load test and returns its report. Throws on bad options or a non-loopback URL. */
 export async function runLoad(o: LoadOptions): Promise<LoadReport> {
   positive('rate', o.rate);
@@ -172,7 +173,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
   }
 
   const maxSockets = o.maxSockets ?? Math.min(16_384, Math.max(16, Math.ceil((rate * timeoutMs * 1.25) / 1000) + 16));
-  const transport = new HttpTransport(target, maxSockets);
+  const clock = o.clock ?? realClock;
+  const transport = (o.transport ?? ((t, n, c) => new HttpTransport(t, n, c)))(target, maxSockets, clock);
   const bodies = new BodyCache(queries, {
     k,
     oversample: o.oversample,
@@ -215,7 +217,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
     const gap = arrivals === 'constant' ? (): number => meanGapMs : (): number => rng.exponential(meanGapMs);
 
     const startedAt = new Date();
-    const t0 = performance.now() + 5;
+    const t0 = clock.now() + 5;
     const steadyStart = t0 + warmupMs;
     const end = steadyStart + durationMs;
     const hardDeadline = end + timeoutMs + 1000;
@@ -233,8 +235,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
       if (b.lat === null) return;
       if (b.lat.length > 0) {
         const s = Float64Array.from(b.lat).sort();
-        b.p50 = round3(percentileOfSorted(s, 50));
-        b.p99 = round3(percentileOfSorted(s, 99));
+        b.p50 = round3(percentile(s, 50));
+        b.p99 = round3(percentile(s, 99));
         b.max = round3(s[s.length - 1]);
       }
       b.lat = null;
@@ -294,13 +296,13 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
 
     let seq = 0;
     let nextAt = t0 + (arrivals === 'poisson' ? gap() : 0);
-    let progressTimer: NodeJS.Timeout | null = null;
+    let progressTimer: ClockTimer | null = null;
     const progress = o.progress ?? null;
     const isTty = progress !== null && progress.isTTY === true;
     const label = o.label !== undefined ? `${o.label} ` : '';
 
     const writeProgress = (final: boolean): void => {
-      const now = performance.now();
+      const now = clock.now();
       const elapsed = Math.max(0, (now - t0) / 1000);
       // Buckets whose requests have all settled get their percentiles and drop their samples.
       for (let i = 0; i < buckets.length; i++) {
@@ -325,26 +327,30 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
         if (finished) return;
         finished = true;
         o.signal?.removeEventListener('abort', onAbort);
-        clearTimeout(hard);
-        if (progressTimer !== null) clearInterval(progressTimer);
+        clock.cancel(hard);
+        if (progressTimer !== null) clock.cancel(progressTimer);
         resolveRun();
       };
       const maybeFinish = (): void => {
         if (!scheduling && transport.inFlight === 0) finish();
       };
-      const hard = setTimeout(() => {
+      const hard = clock.after(hardDeadline - clock.now(), () => {
         transport.abortAll();
         scheduling = false;
         maybeFinish();
-      }, hardDeadline - performance.now());
-      progressTimer = setInterval(() => writeProgress(false), 1000);
+      });
+      const everySecond = (): void => {
+        progressTimer = clock.after(1000, everySecond);
+        writeProgress(false);
+      };
+      progressTimer = clock.after(1000, everySecond);
       const stop = (): void => {
         scheduling = false;
         maybeFinish();
       };
       const onAbort = (): void => {
         interrupted = true;
-        stoppedAt = performance.now();
+        stoppedAt = clock.now();
         stop();
       };
       o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -353,7 +359,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
         const qIndex = seq % queries.count;
         const isSteady = intended >= steadyStart;
         const body = bodies.body(qIndex);
-        const sendAt = performance.now();
+        const sendAt = clock.now();
         const lateness = sendAt - intended;
         if (lateness > maxLateness) maxLateness = lateness;
         const isLate = lateness > lateThresholdMs;
@@ -376,13 +382,13 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
         if (!scheduling) return maybeFinish();
         if (o.signal?.aborted === true) {
           interrupted = true;
-          stoppedAt = performance.now();
+          stoppedAt = clock.now();
           return stop();
         }
         // A generator that fell behind catches up in bounded batches, yielding in between so
         // responses are still timestamped when they arrive.
         let batch = 0;
-        while (nextAt <= performance.now() && batch < 64) {
+        while (nextAt <= clock.now() && batch < 64) {
           if (nextAt >= end) return stop();
           if (seq >= requestCap) {
             capReached = true;
@@ -395,14 +401,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
           nextAt += gap();
         }
         if (nextAt >= end) return stop();
-        const wait = nextAt - performance.now();
-        // Sleep on a timer (ms granularity) and poll only the sub-millisecond remainder through
-        // setImmediate, which lets I/O run: precise enough, without burning a core at low rates.
-        if (wait >= 1) setTimeout(tick, Math.floor(wait));
-        else setImmediate(tick);
+        clock.wakeAt(nextAt, tick);
       };
-      const firstWait = t0 - performance.now();
-      setTimeout(tick, Math.max(0, firstWait - 1));
+      clock.wakeAt(t0 - 1, tick);
     });
 
     writeProgress(true);
@@ -410,7 +411,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
     transport.close();
     for (const b of buckets) closeBucket(b);
 
-    const wallEnd = performance.now();
+    const wallEnd = clock.now();
     // An interrupted (or capped) run covers only the part of the steady window that was scheduled.
     const windowMs = Number.isFinite(stoppedAt) ? Math.max(0, Math.min(end, stoppedAt, wallEnd) - steadyStart) : durationMs;
     const windowS = windowMs / 1000;

@@ -5,7 +5,7 @@
  * Callbacks, not promises, keep the per-request cost small at a few thousand requests/s.
  */
 import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http';
-import { performance } from 'node:perf_hooks';
+import type { Clock, ClockTimer } from './clock.js';
 import type { Target } from './target.js';
 
 export type OutcomeKind = 'ok' | 'shed' | 'timeout' | 'error';
@@ -14,7 +14,7 @@ export interface Outcome {
   readonly kind: OutcomeKind;
   /** HTTP status, 0 when no response arrived. */
   readonly status: number;
-  /** `performance.now()` when the response body was complete (or the failure was observed). */
+  /** The run clock's `now()` when the response body was complete (or the failure was observed). */
   readonly doneAt: number;
   /** Response body, for 2xx only. */
   readonly body: string | null;
@@ -25,9 +25,33 @@ export interface Outcome {
 export interface Pending {
   settled: boolean;
   req: ClientRequest | null;
-  timer: NodeJS.Timeout | null;
+  timer: ClockTimer | null;
   done: (o: Outcome) => void;
 }
+
+/**
+ * How a run's requests reach the server: `HttpTransport` by default; a test or an embedder may
+ * pass another (a simulated server on a simulated clock) through `LoadOptions.transport`.
+ */
+export interface Transport {
+  /** Requests posted and not yet settled. */
+  readonly inFlight: number;
+  /** Reused sockets the server had closed under us (retried once, not an outcome). */
+  readonly resetRetries: number;
+  /** Opens `n` connections before the clock starts. */
+  preconnect(n: number, timeoutMs: number): Promise<void>;
+  /**
+   * Sends one request; `done` is called exactly once. `deadline` is an absolute time on the run's
+   * clock after which the request is aborted as a client timeout.
+   */
+  post(body: Buffer, deadline: number, done: (o: Outcome) => void): void;
+  /** Settles everything still in flight as `deadline` timeouts (the run's hard stop). */
+  abortAll(): void;
+  close(): void;
+}
+
+/** Makes a run's transport for its target, pool size and clock. */
+export type TransportFactory = (target: Target, maxSockets: number, clock: Clock) => Transport;
 
 /** Status codes that mean "the server refused work to protect itself". */
 export function classifyStatus(status: number): { kind: OutcomeKind; detail: string } {
@@ -37,7 +61,7 @@ export function classifyStatus(status: number): { kind: OutcomeKind; detail: str
   return { kind: 'error', detail: `http_${status}` };
 }
 
-export class HttpTransport {
+export class HttpTransport implements Transport {
   readonly agent: Agent;
   private readonly pending = new Set<Pending>();
   /** Reused sockets the server had closed under us (retried once, not an outcome). */
@@ -46,6 +70,7 @@ export class HttpTransport {
   constructor(
     private readonly target: Target,
     readonly maxSockets: number,
+    private readonly clock: Clock,
   ) {
     this.agent = new Agent({
       keepAlive: true,
@@ -87,14 +112,14 @@ export class HttpTransport {
   }
 
   /**
-   * Sends one POST; `done` is called exactly once. `deadline` is an absolute
-   * `performance.now()` time after which the request is aborted as a client timeout.
+   * Sends one POST; `done` is called exactly once. `deadline` is an absolute time on the run's
+   * clock after which the request is aborted as a client timeout.
    */
   post(body: Buffer, deadline: number, done: (o: Outcome) => void): void {
     const p: Pending = { settled: false, req: null, timer: null, done };
     this.pending.add(p);
-    const wait = deadline - performance.now();
-    p.timer = setTimeout(() => this.finish(p, 'timeout', 0, null, 'client_timeout'), Math.max(0, wait));
+    const wait = deadline - this.clock.now();
+    p.timer = this.clock.after(wait, () => this.finish(p, 'timeout', 0, null, 'client_timeout'));
     this.issue(p, body, false);
   }
 
@@ -149,9 +174,9 @@ export class HttpTransport {
   private finish(p: Pending, kind: OutcomeKind, status: number, body: string | null, detail: string): void {
     if (p.settled) return;
     p.settled = true;
-    const doneAt = performance.now();
+    const doneAt = this.clock.now();
     this.pending.delete(p);
-    if (p.timer !== null) clearTimeout(p.timer);
+    if (p.timer !== null) this.clock.cancel(p.timer);
     // An abandoned request's socket is in an unknown state: close it rather than reuse it.
     if ((detail === 'client_timeout' || detail === 'deadline') && p.req !== null && !p.req.destroyed) p.req.destroy();
     p.done({ kind, status, doneAt, body, detail });

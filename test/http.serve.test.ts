@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { VectorIndex } from '../src/api/types.js';
 import { parseServeArgs, serveCommand, type OpenIndexRequest, type ServeIo } from '../src/http/serve.js';
 import type { RunningServer } from '../src/http/server.js';
@@ -108,7 +108,8 @@ describe('prescore serve', () => {
     });
     while (r.fake.running === 0) await new Promise((res) => setTimeout(res, 5));
     r.signals.emit('SIGTERM');
-    await new Promise((res) => setTimeout(res, 20));
+    // The second signal comes once the drain has begun (logged right before it starts).
+    await vi.waitFor(() => expect(r.err.join('\n')).toMatch(/SIGTERM: draining 1 open request/), { timeout: 30_000, interval: 5 });
     r.signals.emit('SIGTERM');
     expect(await r.exit).toBe(0);
     expect((await pending).status).toBe(503);

@@ -1,12 +1,15 @@
 /**
- * The load tester against stub servers on 127.0.0.1 (random ports). The timing tests use wide
- * margins: CI machines are small and shared, and a slower machine only makes stalls look worse,
- * never better.
+ * The load tester against stub servers on 127.0.0.1 (random ports) and, where a test is about
+ * time (rates, stalls, lateness, find-max), against a simulated server on a simulated clock
+ * (test/support/VirtualClock.ts, SimulatedServer.ts): those runs take no wall-clock time and give
+ * the same result on an idle or an overloaded machine.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findMax } from '../load/findMax.js';
 import { renderHtml } from '../load/html.js';
@@ -17,6 +20,9 @@ import { Rng } from '../load/rng.js';
 import { runLoad } from '../load/runLoad.js';
 import { isLoopbackIp, resolveTarget } from '../load/target.js';
 import { readFvecs, readIvecs } from '../load/vecfile.js';
+import { percentile } from '../load/percentile.js';
+import { VirtualClock } from './support/VirtualClock.js';
+import { simulatedServer } from './support/SimulatedServer.js';
 
 interface Stub {
   readonly url: string;
@@ -60,6 +66,9 @@ async function startStub(handle: Handler): Promise<Stub> {
   return stub;
 }
 
+/** Runs on a simulated server still name a (loopback) target; nothing is sent to it. */
+const LOOPBACK = 'http://127.0.0.1:9';
+
 const stubs: Stub[] = [];
 async function stub(handle: Handler): Promise<Stub> {
   const s = await startStub(handle);
@@ -74,15 +83,13 @@ afterAll(async () => {
 
 describe('open loop: coordinated-omission-free latency', () => {
   it('a 500 ms server stall shows in p99 while the achieved rate holds', async () => {
-    let holdUntil = 0;
-    const s = await stub((res) => {
-      const wait = Math.max(2, holdUntil - performance.now());
-      setTimeout(() => answer(res), wait);
-    });
-    // The stall: every response is held until t0 + 3.5 s (requests arriving meanwhile wait).
-    const stall = setTimeout(() => (holdUntil = performance.now() + 500), 3000);
-    const r = await runLoad({ url: s.url, rate: 100, warmupMs: 500, durationMs: 5500, timeoutMs: 5000, dim: 16, seed: 1 });
-    clearTimeout(stall);
+    const clock = new VirtualClock();
+    // Responses take 2 ms, except during the stall: from 3 s to 3.5 s every request arriving is
+    // held until its end.
+    const stallStart = clock.now() + 3000;
+    const stallEnd = stallStart + 500;
+    const transport = simulatedServer(clock, (at) => ({ at: at >= stallStart && at < stallEnd ? stallEnd : at + 2 }));
+    const r = await runLoad({ url: LOOPBACK, rate: 100, warmupMs: 500, durationMs: 5500, timeoutMs: 5000, dim: 16, seed: 1, clock, transport });
     console.log(
       `stall test: p50 ${r.latency_ms.p50} p90 ${r.latency_ms.p90} p99 ${r.latency_ms.p99} max ${r.latency_ms.max} ms; ` +
         `offered ${r.offered_rate}/s sent ${r.sent_rate}/s achieved ${r.achieved_rate}/s; late ${r.counts.late}`,
@@ -101,17 +108,12 @@ describe('open loop: coordinated-omission-free latency', () => {
   });
 
   it('measures from the intended send time when the generator itself is held up', async () => {
-    const s = await stub((res) => answer(res));
-    // Block this process (client and stub alike) for 250 ms at t ~ 1 s: requests due during the
+    const clock = new VirtualClock();
+    const transport = simulatedServer(clock, (at) => ({ at: at + 1 }));
+    // Block the process (client and server alike) for 250 ms at t = 1 s: requests due during the
     // block leave late, and a closed-loop (send-time) measurement would see only ~1 ms for them.
-    const block = setTimeout(() => {
-      const until = performance.now() + 250;
-      while (performance.now() < until) {
-        /* busy */
-      }
-    }, 1000);
-    const r = await runLoad({ url: s.url, rate: 100, durationMs: 2500, timeoutMs: 5000, dim: 8, seed: 3 });
-    clearTimeout(block);
+    clock.after(1000, () => clock.block(250));
+    const r = await runLoad({ url: LOOPBACK, rate: 100, durationMs: 2500, timeoutMs: 5000, dim: 8, seed: 3, clock, transport });
     console.log(`held generator: late ${r.counts.late}, max lateness ${r.client.max_lateness_ms} ms, p99 ${r.latency_ms.p99} max ${r.latency_ms.max} ms`);
     expect(r.counts.ok).toBe(r.counts.sent);
     expect(r.counts.late).toBeGreaterThanOrEqual(10);
@@ -171,7 +173,8 @@ describe('outcome accounting', () => {
     const s = await stub(() => {
       /* never answers */
     });
-    const r = await runLoad({ url: s.url, rate: 50, durationMs: 1000, timeoutMs: 200, dim: 4 });
+    // Real HTTP on the simulated clock: nothing but the client's own timers can end a request.
+    const r = await runLoad({ url: s.url, rate: 50, durationMs: 1000, timeoutMs: 200, dim: 4, clock: new VirtualClock() });
     expect(r.counts.sent).toBeGreaterThan(20);
     expect(r.counts.timeout).toBe(r.counts.sent);
     expect(r.counts.timeout_client).toBe(r.counts.sent);
@@ -179,7 +182,10 @@ describe('outcome accounting', () => {
     expect(r.latency_ms.count).toBe(0);
     expect(r.latency_incl_timeouts_ms.count).toBe(r.counts.sent);
     expect(r.latency_incl_timeouts_ms.p50).toBeGreaterThanOrEqual(199);
-    expect(r.wall_s).toBeLessThan(3);
+    // The run ends with the last request's timeout (intended < 1 s, + 200 ms), not at its hard deadline.
+    expect(r.counts_all.timeout_deadline).toBe(0);
+    expect(r.wall_s).toBeLessThan(1.2);
+    expect(r.wall_s).toBeLessThan(r.config.hard_deadline_s);
   });
 
   it('counts connection refused as an error', async () => {
@@ -305,29 +311,24 @@ describe('reports', () => {
 
 describe('find-max', () => {
   it('ramps until shedding or the SLO breaks and reports the highest passing rate', async () => {
-    // One request at a time, 10 ms each (< 100/s capacity); more than 10 queued are shed.
-    const queue: ServerResponse[] = [];
-    let busy = false;
-    const pump = (): void => {
-      const next = queue.shift();
-      if (next === undefined) {
-        busy = false;
-        return;
-      }
-      busy = true;
-      setTimeout(() => {
-        answer(next);
-        pump();
-      }, 10);
-    };
-    const s = await stub((res) => {
-      if (queue.length >= 10) return answer(res, 429, '{}', { 'retry-after': '1' });
-      queue.push(res);
-      if (!busy) pump();
+    // One request at a time, 10 ms each (100/s capacity), first come first served; a request
+    // finding 10 already waiting is shed.
+    const clock = new VirtualClock();
+    let busyUntil = -Infinity;
+    const waitingStarts: number[] = [];
+    const transport = simulatedServer(clock, (at) => {
+      while (waitingStarts.length > 0 && waitingStarts[0] <= at) waitingStarts.shift();
+      if (waitingStarts.length >= 10) return { at, status: 429, body: '{}' };
+      const start = Math.max(at, busyUntil);
+      busyUntil = start + 10;
+      if (start > at) waitingStarts.push(start);
+      return { at: busyUntil };
     });
     const rows: string[] = [];
     const f = await findMax({
-      url: s.url,
+      clock,
+      transport,
+      url: LOOPBACK,
       dim: 4,
       sloP99Ms: 150,
       startRate: 20,
@@ -347,6 +348,37 @@ describe('find-max', () => {
     expect(f.max_sustainable_rate as number).toBeLessThan(160);
     const firstFail = f.steps.find((st) => !st.pass);
     expect(firstFail?.reasons.join(' ')).toMatch(/shed|p99|timeouts/);
+  });
+});
+
+describe('package entry point', () => {
+  it('exposes the load tester as the `prescore/load` subpath export, with types', () => {
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    expect(pkg.exports['./load']).toEqual({ types: './dist/load/index.d.ts', default: './dist/load/index.js' });
+    expect(existsSync(join(root, pkg.exports['./load'].types))).toBe(true);
+    // Resolved by name from inside the package, as a dependant would import it.
+    const names = execFileSync(
+      process.execPath,
+      ['--input-type=module', '-e', "process.stdout.write(Object.keys(await import('prescore/load')).join(' '))"],
+      { cwd: root, encoding: 'utf8' },
+    ).split(' ');
+    for (const name of ['runLoad', 'findMax', 'loadCommand', 'renderHtml', 'renderFindMaxHtml', 'formatReport', 'realClock', 'percentile']) {
+      expect(names).toContain(name);
+    }
+  });
+});
+
+describe('percentile', () => {
+  it('is the nearest rank: the smallest sample with at least p% of the samples at or below it', () => {
+    const ten = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    expect(percentile(ten, 50)).toBe(5);
+    expect(percentile(ten, 51)).toBe(6);
+    expect(percentile(ten, 99)).toBe(10);
+    expect(percentile(ten, 100)).toBe(10);
+    expect(percentile(ten, 0)).toBe(1);
+    expect(percentile(Float64Array.of(0.5), 99)).toBe(0.5);
+    expect(percentile([], 50)).toBeNaN();
   });
 });
 

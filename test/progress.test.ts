@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { formatCount, formatDuration, Progress, type ProgressStream } from '../src/progress/Progress.js';
 
 class FakeStream implements ProgressStream {
@@ -120,8 +120,9 @@ describe('Progress fed from a shared counter', () => {
       { eval: true, workerData: counter },
     );
     await new Promise((resolve, reject) => worker.on('exit', resolve).on('error', reject));
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(p.done).toBe(3000);
+    // The interval poller (not finish()) picks the worker's count up: wait for it, however late
+    // the timer runs on a loaded machine, instead of sleeping a fixed time.
+    await vi.waitFor(() => expect(p.done).toBe(3000), { timeout: 30_000, interval: 5 });
     const summary = p.finish();
     expect(summary.done).toBe(3000);
     expect(stream.text).toMatch(/^workers: 3,000 in \d/);

@@ -5,6 +5,7 @@ import { packageRoot } from '../executor/packageRoot.js';
 import { readIvecs } from '../../segments/input/index.js';
 import { readAllVectors } from '../../segments/input/index.js';
 import { listCommitGenerations } from '../../segments/index/CommitPoint.js';
+import { percentile } from '../../load/percentile.js';
 
 /** The benchmark dataset and index (generated with the project's own generator; git-ignored). */
 export interface BenchDataset {
@@ -85,12 +86,6 @@ export function recallAt(k: number, hits: readonly { id: string }[], truth: read
   let found = 0;
   for (const h of hits.slice(0, k)) if (want.has(h.id)) found++;
   return found / k;
-}
-
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
 }
 
 export function summarize(ms: number[]): { p50: number; p90: number; p99: number; max: number; mean: number } {

@@ -29,6 +29,7 @@ import {
 } from '../../segments/hnsw/RandomVectorScorer.js';
 import { wholeFile } from '../../segments/store/FileSlice.js';
 import { mulberry32 } from '../gen/Rng.js';
+import { percentile } from '../../load/percentile.js';
 
 
 /** n vectors around `clusters` Gaussian centres (per-dim noise `spread`), optionally unit-normalized. */
@@ -161,10 +162,6 @@ function cpuMs(start: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1000;
 }
 
-function pct(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
-
 export function main(): void {
   const n = Number(arg('n', '100000'));
   const dim = Number(arg('dim', '32'));
@@ -239,7 +236,7 @@ export function main(): void {
       lat[q] = performance.now() - ts;
     }
     lat.sort();
-    console.log(`exact: p50 ${pct(lat, 0.5).toFixed(2)} ms, p99 ${pct(lat, 0.99).toFixed(2)} ms per query`);
+    console.log(`exact: p50 ${percentile(lat, 50).toFixed(2)} ms, p99 ${percentile(lat, 99).toFixed(2)} ms per query`);
 
     const searcher = new HnswGraphSearcher(n);
     for (const ef of efs) {
@@ -258,7 +255,7 @@ export function main(): void {
       const cpuPer = cpuMs(cs) / nq;
       lat.sort();
       console.log(
-        `hnsw ef=${String(ef).padStart(4)}: recall@${k} ${(hits / (nq * k)).toFixed(4)}, visited ${(visited / nq).toFixed(0)}, p50 ${(pct(lat, 0.5) * 1000).toFixed(0)} us, p99 ${(pct(lat, 0.99) * 1000).toFixed(0)} us, cpu ${(cpuPer * 1000).toFixed(0)} us/query`,
+        `hnsw ef=${String(ef).padStart(4)}: recall@${k} ${(hits / (nq * k)).toFixed(4)}, visited ${(visited / nq).toFixed(0)}, p50 ${(percentile(lat, 50) * 1000).toFixed(0)} us, p99 ${(percentile(lat, 99) * 1000).toFixed(0)} us, cpu ${(cpuPer * 1000).toFixed(0)} us/query`,
       );
     }
   } finally {

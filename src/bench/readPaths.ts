@@ -25,6 +25,7 @@ import { MADV_WILLNEED, POSIX_FADV_RANDOM, posixFadvise, raw } from '../../segme
 import { diskStats, memoryCgroupSupport, MemoryCgroup, parseBytes } from './cgroup.js';
 import { ensureColdFile, PAGE, pageStamp } from './coldFile.js';
 import { mulberry32 as rng } from '../gen/Rng.js';
+import { percentile } from '../../load/percentile.js';
 
 const here = fileURLToPath(import.meta.url);
 
@@ -93,12 +94,6 @@ function majorFaults(): number {
   const s = readFileSync('/proc/self/stat', 'utf8');
   const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
   return Number(fields[9]);
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i];
 }
 
 // ---- the paths --------------------------------------------------------------------------------
@@ -565,10 +560,10 @@ async function main(): Promise<void> {
       inFlight: p.inFlight,
       what: p.what,
       cold: {
-        p50Ms: quantile(sorted, 0.5),
-        p99Ms: quantile(sorted, 0.99),
+        p50Ms: percentile(sorted, 50),
+        p99Ms: percentile(sorted, 99),
         minMs: sorted[0],
-        pagesPerSecP50: n / (quantile(sorted, 0.5) / 1000),
+        pagesPerSecP50: n / (percentile(sorted, 50) / 1000),
         pagesPerSecMean: (st.ms.length * n) / (total / 1000),
         diskReadsPerBatch: mean(st.diskReads),
         kibReadPerBatch: mean(st.kib),
@@ -577,7 +572,7 @@ async function main(): Promise<void> {
         wrongPages: st.bad,
         batchesMs: st.ms,
       },
-      warm: { p50UsPerPage: (quantile(w, 0.5) * 1000) / n, minUsPerPage: (w[0] * 1000) / n },
+      warm: { p50UsPerPage: (percentile(w, 50) * 1000) / n, minUsPerPage: (w[0] * 1000) / n },
     };
   });
   const baseMin = rows.find((x) => x.path === 'mmap RANDOM')?.warm.minUsPerPage;

@@ -24,6 +24,11 @@ export interface FakeIndexOptions {
   readonly delayMs?: number;
   /** Keep running after the signal aborts (an engine that is slow to cancel). */
   readonly ignoreAbort?: boolean;
+  /**
+   * Searches run until `release()` (or their abort) instead of for `delayMs`: a test then decides
+   * when they finish, with no race against a timer on a loaded machine.
+   */
+  readonly held?: boolean;
 }
 
 export class FakeIndex implements VectorIndex {
@@ -50,6 +55,9 @@ export class FakeIndex implements VectorIndex {
   readonly calls: SearchOptions[] = [];
   /** Resolves each time a search observes its abort. */
   private abortWaiters: (() => void)[] = [];
+  held: boolean;
+  /** Completes each held search. */
+  private readonly heldSearches = new Set<() => void>();
 
   constructor(options: FakeIndexOptions = {}) {
     this.name = options.name ?? 'fake';
@@ -58,6 +66,7 @@ export class FakeIndex implements VectorIndex {
     this.docs = options.docs ?? 300;
     this.delayMs = options.delayMs ?? 0;
     this.ignoreAbort = options.ignoreAbort ?? false;
+    this.held = options.held ?? false;
     this.failWith = undefined;
     const random = mulberry32(options.seed ?? 42);
     this.vectors = new Float32Array(this.docs * this.dims);
@@ -87,6 +96,12 @@ export class FakeIndex implements VectorIndex {
     }
     scored.sort((a, b) => b.score - a.score || a.doc - b.doc);
     return scored.slice(0, k);
+  }
+
+  /** Lets every held search finish now, and later ones run for `delayMs` again. */
+  release(): void {
+    this.held = false;
+    for (const finish of [...this.heldSearches]) finish();
   }
 
   /** Resolves once `n` searches in total have observed an abort. */
@@ -140,14 +155,18 @@ export class FakeIndex implements VectorIndex {
       if (!this.ignoreAbort) return Promise.reject(signal.reason);
     }
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const finish = () => {
+        this.heldSearches.delete(finish);
         signal?.removeEventListener('abort', onAbort);
         resolve();
-      }, this.delayMs);
+      };
+      const timer = this.held ? undefined : setTimeout(finish, this.delayMs);
+      if (this.held) this.heldSearches.add(finish);
       const onAbort = () => {
         observeAbort();
         if (this.ignoreAbort) return;
         clearTimeout(timer);
+        this.heldSearches.delete(finish);
         reject(signal!.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
