@@ -3,6 +3,7 @@ import { Executor } from '../src/executor/Executor.js';
 import { openIndex } from '../src/api/openIndex.js';
 import { READ_PATHS, RESCORE_THREADS, type VectorIndex } from '../src/api/types.js';
 import { SearchValidator } from '../src/http/validation.js';
+import { createApp } from '../src/http/app.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { IndexSearcher } from '../src/api/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
@@ -123,4 +124,21 @@ describe('search profile', () => {
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(JSON.stringify(bad.error.body())).toMatch(/"path":"profile"/);
   });
+
+  it('comes back over HTTP, timed from the request arrival: body, validation and admission first, then the engine phases and hops', async () => {
+    const app = createApp(index);
+    const post = (path: string, body: unknown) => app.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const native = await (await post('/v1/search', { vector: [...query(2)], k: 3, profile: true })).json();
+    const p = native.stats.profile;
+    expect(p.entry).toBe('http');
+    expect(p.phases.slice(0, 3).map((x: { name: string }) => x.name)).toEqual(['http.body', 'http.validate', 'http.admission']);
+    expect(p.hops.filter((h: { task: string }) => h.task === 'knn.slice')).toHaveLength(searcher.slices.length);
+    expect(p.segments).toHaveLength(3);
+    const es = await (await post(`/${index.name}/_search`, { knn: { field: 'vector', query_vector: [...query(2)], k: 3 }, profile: true })).json();
+    expect(es.profile.entry).toBe('http');
+    expect(es.hits.hits.map((h: { _id: string }) => h._id)).toEqual(native.hits.map((h: { id: string }) => h.id));
+    const plain = await (await post('/v1/search', { vector: [...query(2)], k: 3 })).json();
+    expect(plain.stats.profile).toBeUndefined();
+  });
 });
+
