@@ -7,7 +7,7 @@
 export interface QueryProfile {
   /** Where the search entered: `http` (request arrival) or `library` (VectorIndex.search / IndexSearcher.search). */
   readonly entry: string;
-  /** Calling-thread phases in start order (entry, quantization-free bookkeeping, merge, planning, collection). */
+  /** Calling-thread phases in start order (entry, merge, rescoring preparation and collection). */
   readonly phases: readonly ProfiledPhase[];
   /** Every executor round trip of the search, in submission order. */
   readonly hops: readonly ProfiledHop[];
