@@ -127,17 +127,19 @@ describe('search profile', () => {
 
   it('comes back over HTTP, timed from the request arrival: body, validation and admission first, then the engine phases and hops', async () => {
     const app = createApp(index);
-    const post = (path: string, body: unknown) => app.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const native = await (await post('/v1/search', { vector: [...query(2)], k: 3, profile: true })).json();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
+    const post = async (path: string, body: unknown): Promise<any> =>
+      (await app.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+    const native = await post('/v1/search', { vector: [...query(2)], k: 3, profile: true });
     const p = native.stats.profile;
     expect(p.entry).toBe('http');
     expect(p.phases.slice(0, 3).map((x: { name: string }) => x.name)).toEqual(['http.body', 'http.validate', 'http.admission']);
     expect(p.hops.filter((h: { task: string }) => h.task === 'knn.slice')).toHaveLength(searcher.slices.length);
     expect(p.segments).toHaveLength(3);
-    const es = await (await post(`/${index.name}/_search`, { knn: { field: 'vector', query_vector: [...query(2)], k: 3 }, profile: true })).json();
+    const es = await post(`/${index.name}/_search`, { knn: { field: 'vector', query_vector: [...query(2)], k: 3 }, profile: true });
     expect(es.profile.entry).toBe('http');
     expect(es.hits.hits.map((h: { _id: string }) => h._id)).toEqual(native.hits.map((h: { id: string }) => h.id));
-    const plain = await (await post('/v1/search', { vector: [...query(2)], k: 3 })).json();
+    const plain = await post('/v1/search', { vector: [...query(2)], k: 3 });
     expect(plain.stats.profile).toBeUndefined();
   });
 });
