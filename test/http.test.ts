@@ -572,7 +572,7 @@ describe('drain', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
   const t0 = Date.now();
   while (!condition()) {
     if (Date.now() - t0 > timeoutMs) throw new Error('condition not reached');

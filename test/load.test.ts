@@ -155,7 +155,9 @@ describe('outcome accounting', () => {
         default: return answer(res, 200, 'not json');
       }
     });
-    const r = await runLoad({ url: s.url, rate: 200, durationMs: 1000, dim: 4, arrivals: 'constant' });
+    // A generous client timeout: this test is about classification, so no answer may time out
+    // even on a stalled machine.
+    const r = await runLoad({ url: s.url, rate: 200, durationMs: 1000, timeoutMs: 30_000, dim: 4, arrivals: 'constant' });
     const c = r.counts;
     expect(c.ok + c.shed + c.timeout + c.error).toBe(c.sent);
     const fifth = c.sent / 5;
@@ -184,7 +186,7 @@ describe('outcome accounting', () => {
     expect(r.latency_incl_timeouts_ms.p50).toBeGreaterThanOrEqual(199);
     // The run ends with the last request's timeout (intended < 1 s, + 200 ms), not at its hard deadline.
     expect(r.counts_all.timeout_deadline).toBe(0);
-    expect(r.wall_s).toBeLessThan(1.2);
+    expect(r.wall_s).toBeLessThanOrEqual(1.2);
     expect(r.wall_s).toBeLessThan(r.config.hard_deadline_s);
   });
 

@@ -41,7 +41,7 @@ function fsBytes(offset: number, length: number): Uint8Array {
   return out;
 }
 
-async function until(cond: () => boolean, ms = 2000): Promise<boolean> {
+async function until(cond: () => boolean, ms = 30_000): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (cond()) return true;

@@ -3,10 +3,10 @@ import type { RescoreRun } from './RescoreRun.js';
 import { MAX_RING_SLOTS, fdFor, reapRes, reapUserData, ringResources } from './workerIoCache.js';
 
 /**
- * The pread path: each entry entering the ring queues an IORING_OP_READ into its own buffer slot;
- * queued reads are submitted together when the ring needs its oldest entry, so up to `distance`
- * reads are in flight at once. O_DIRECT ('uring-direct') reads the entry's whole pages. In order
- * (needsScores) there is no ring: each entry is read when it is scored.
+ * The pread path: each entry entering the ring queues an IORING_OP_READ (buffered) into its own
+ * buffer slot; queued reads are submitted together when the ring needs its oldest entry, so up to
+ * `distance` reads are in flight at once. In order (needsScores) there is no ring: each entry is
+ * read when it is scored.
  *
  * A slot machine over typed arrays: slot `i % slots` holds entry i from its submission until it
  * is scored (the ring never holds more entries than slots), short reads are resubmitted for the
@@ -15,18 +15,16 @@ import { MAX_RING_SLOTS, fdFor, reapRes, reapUserData, ringResources } from './w
 export function readThroughUring(run: RescoreRun): void {
   const { args, counters, prefetched, trace, scorer } = run;
   const n = args.ords.length;
-  const direct = args.io === 'uring-direct';
   const byteSize = args.segments[0].vectors.byteSize;
-  const slotBytes = pageCeil(byteSize) + (direct ? 4096 : 0);
+  const slotBytes = pageCeil(byteSize);
   const { ring, buffer } = ringResources(args.mode === 'inOrder' ? 1 : Math.min(args.distance.cap, MAX_RING_SLOTS), slotBytes);
   const slots = Math.min(buffer.slots, MAX_RING_SLOTS);
-  // Per slot: the entry in flight, its read range, bytes received so far, and where the vector starts in the slot.
+  // Per slot: the entry in flight, its read range and descriptor, and bytes received so far.
   const slotEntry = new Int32Array(slots).fill(-1);
   const slotStart = new Float64Array(slots);
   const slotLength = new Int32Array(slots);
   const slotGot = new Int32Array(slots);
   const slotFd = new Int32Array(slots);
-  const slotSkew = new Int32Array(slots);
   const done = new Uint8Array(n);
 
   const submitRead = (slot: number, from: number) => {
@@ -45,14 +43,11 @@ export function readThroughUring(run: RescoreRun): void {
     }
     const h = args.segments[args.seg[i]];
     const slot = i % slots;
-    const fileOffset = h.vectors.offset + ord * h.vectors.byteSize;
-    const start = direct ? fileOffset - (fileOffset % 4096) : fileOffset;
     slotEntry[slot] = i;
-    slotStart[slot] = start;
-    slotLength[slot] = direct ? pageCeil(fileOffset + h.vectors.byteSize) - start : h.vectors.byteSize;
+    slotStart[slot] = h.vectors.offset + ord * h.vectors.byteSize;
+    slotLength[slot] = h.vectors.byteSize;
     slotGot[slot] = 0;
-    slotFd[slot] = fdFor(h, direct);
-    slotSkew[slot] = fileOffset - start;
+    slotFd[slot] = fdFor(h);
     submitRead(slot, 0);
     if (ahead) {
       counters.pagesPrefetched += Math.ceil(slotLength[slot] / 4096);
@@ -86,7 +81,7 @@ export function readThroughUring(run: RescoreRun): void {
     if (!prefetched[i]) counters.readsBeforePrefetch++;
     waitFor(i);
     const slot = i % slots;
-    scorer.score(i, buffer.floats, buffer.slotFloat(slot) + (slotSkew[slot] >>> 2));
+    scorer.score(i, buffer.floats, buffer.slotFloat(slot));
   };
 
   if (args.mode === 'inOrder') {

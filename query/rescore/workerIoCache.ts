@@ -33,13 +33,12 @@ export function mappedVectors(h: SegmentHandle): MappedFile {
   return m.file;
 }
 
-/** A read descriptor of the segment's vector file in this worker (O_DIRECT ones kept apart). */
-export function fdFor(h: SegmentHandle, direct: boolean): number {
-  const key = direct ? `${h.key}#direct` : h.key;
-  let entry = fds.get(key);
+/** A (buffered) read descriptor of the segment's vector file in this worker. */
+export function fdFor(h: SegmentHandle): number {
+  let entry = fds.get(h.key);
   if (!entry) {
-    entry = { indexId: h.indexId, fd: openForRead(h.vectors.path, direct) };
-    fds.set(key, entry);
+    entry = { indexId: h.indexId, fd: openForRead(h.vectors.path) };
+    fds.set(h.key, entry);
   }
   return entry.fd;
 }
