@@ -8,6 +8,9 @@ import type { LeafSlice, Query, SearchContext, Searcher } from './Query.js';
 
 export type { LeafSlice } from './Query.js';
 import { QueryStatsCollector } from './QueryStatsCollector.js';
+import { monotonicMs } from './executor/clock.js';
+import { QueryProfiler } from './QueryProfiler.js';
+import type { RescoreThread } from './rescore/RescoreThread.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { floatCompare } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
@@ -23,6 +26,8 @@ export interface IndexSearcherOptions {
   readonly ioConcurrency?: number;
   /** First prefetch distance of a ring (it ramps up from here). */
   readonly initialPrefetchDistance?: number;
+  /** Where rescoring runs by default (see RescoreThread; default `adaptive`). */
+  readonly rescoreThread?: RescoreThread;
 }
 
 export interface SearchSettings {
@@ -30,6 +35,12 @@ export interface SearchSettings {
   readonly prefetchPolicy?: PrefetchPolicyName;
   readonly signal?: AbortSignal;
   readonly trace?: boolean;
+  /**
+   * Profile the search: `true`, or a QueryProfiler the caller created at its own entry (the HTTP
+   * layer does, at the request's arrival, and adds its phases). The profile lands in stats.profile.
+   */
+  readonly profile?: boolean | QueryProfiler;
+  readonly rescoreThread?: RescoreThread;
 }
 
 export interface SearchOutcome {
@@ -46,6 +57,7 @@ export const DEFAULT_READ_PATH: ReadPath = 'mmap+parallel';
 export const DEFAULT_PREFETCH_POLICY: PrefetchPolicyName = 'adaptive';
 export const DEFAULT_IO_CONCURRENCY = 256;
 export const DEFAULT_INITIAL_PREFETCH_DISTANCE = 8;
+export const DEFAULT_RESCORE_THREAD: RescoreThread = 'adaptive';
 
 /**
  * Searches an IndexReader with the executor, as Lucene's IndexSearcher does with its
@@ -59,6 +71,7 @@ export class IndexSearcher implements Searcher {
   readonly prefetchPolicy: PrefetchPolicyName;
   readonly ioConcurrency: number;
   readonly initialPrefetchDistance: number;
+  readonly rescoreThread: RescoreThread;
   /** Prefetch policy state per leaf, shared by all workers (see PrefetchPolicy). */
   readonly policyState: Int32Array;
 
@@ -72,6 +85,7 @@ export class IndexSearcher implements Searcher {
     this.prefetchPolicy = options.prefetchPolicy ?? DEFAULT_PREFETCH_POLICY;
     this.ioConcurrency = options.ioConcurrency ?? DEFAULT_IO_CONCURRENCY;
     this.initialPrefetchDistance = options.initialPrefetchDistance ?? DEFAULT_INITIAL_PREFETCH_DISTANCE;
+    this.rescoreThread = options.rescoreThread ?? DEFAULT_RESCORE_THREAD;
     this.policyState = new Int32Array(new SharedArrayBuffer(4 * POLICY_STATE_INTS * Math.max(1, reader.leaves.length)));
   }
 
@@ -90,7 +104,12 @@ export class IndexSearcher implements Searcher {
       groups[best].push(leaf);
       load[best] += leaf.reader.maxDoc;
     }
-    return groups.filter((g) => g.length > 0).map((g) => ({ leaves: g.sort((a, b) => a.ord - b.ord) }));
+    return groups
+      .filter((g) => g.length > 0)
+      .map((g) => {
+        const sorted = g.sort((a, b) => a.ord - b.ord);
+        return { leaves: sorted, handles: sorted.map((l) => l.reader.handle) };
+      });
   }
 
   /** Rewrites to a fixed point (Lucene's IndexSearcher.rewrite). */
@@ -107,19 +126,28 @@ export class IndexSearcher implements Searcher {
   async search(query: Query, n: number, settings: SearchSettings = {}): Promise<SearchOutcome> {
     if (!(Number.isInteger(n) && n >= 1)) throw new RangeError(`n must be a positive integer, got ${n}`);
     const stats = new QueryStatsCollector(settings.readPath ?? this.readPath);
+    const profiler = settings.profile instanceof QueryProfiler ? settings.profile : settings.profile ? new QueryProfiler('library') : null;
     const ctx: SearchContext = {
       readPath: stats.readPath,
       prefetchPolicy: settings.prefetchPolicy ?? this.prefetchPolicy,
       signal: settings.signal,
       stats,
       trace: settings.trace,
+      profiler,
+      rescoreThread: settings.rescoreThread ?? this.rescoreThread,
     };
     const rewritten = await this.rewrite(query, ctx);
     if (!(rewritten instanceof DocAndScoreQuery)) throw new Error(`${rewritten} did not rewrite to a DocAndScoreQuery`);
+    const collectAt = profiler ? monotonicMs() : 0;
     const hits: ScoreDoc[] = [];
     for (let i = 0; i < rewritten.size; i++) hits.push({ doc: rewritten.docs[i], score: rewritten.scores[i] });
     hits.sort((a, b) => floatCompare(b.score, a.score) || a.doc - b.doc);
     const topDocs = new TopDocs({ value: rewritten.totalHits, relation: 'EQUAL_TO' }, hits.slice(0, n));
-    return { topDocs, stats: stats.toStats(), trace: stats.trace, prefetchThreads: [...stats.prefetchThreads] };
+    profiler?.phase('search.topDocs', collectAt);
+    const outcome = { topDocs, stats: stats.toStats(), trace: stats.trace, prefetchThreads: [...stats.prefetchThreads] };
+    if (!profiler) return outcome;
+    // perf_hooks delivers 'gc' entries on a later turn of the event loop: let them arrive.
+    await new Promise((resolve) => setImmediate(resolve));
+    return { ...outcome, stats: { ...outcome.stats, profile: profiler.toProfile() } };
   }
 }

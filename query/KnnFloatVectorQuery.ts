@@ -9,6 +9,8 @@ import { budgetShare, withBudget } from './prefetch/IoBudget.js';
 import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
 import type { ReadPath } from './ReadPath.js';
 import type { SegmentKnnResult } from '../segments/index/searchSegment.js';
+import { monotonicMs } from './executor/clock.js';
+import { round3 } from './QueryStatsCollector.js';
 
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
@@ -85,21 +87,24 @@ export class KnnFloatVectorQuery extends Query {
       throw new RangeError(`vector dimension mismatch: query has ${this.target.length} dims, field "${field.name}" has ${field.dims}`);
     }
     const started = performance.now();
+    const profiler = ctx.profiler ?? null;
+    const profile = profiler !== null;
     const ef = Math.max(this.k, this.options.numCandidates ?? this.k);
     if (this.options.firstPhase === 'graph') return this.rewriteOnDisk(searcher, ctx, ef, started);
     const global = this.options.multiLeaf === true && searcher.reader.leaves.length > 1 ? GlobalSimilarityQueue.create(ef) : null;
+    const js = this.options.graphSearch === 'js';
+    const runOptions = profiler ? { hops: profiler.hops } : undefined;
     const sliceResults = await Promise.all(
       searcher.slices.map((slice) =>
-        searcher.executor.run(
-          KNN_SLICE,
-          { segments: slice.leaves.map((l) => l.reader.handle), target: this.target, k: this.k, ef, global, js: this.options.graphSearch === 'js' },
-        ),
+        searcher.executor.run(KNN_SLICE, { segments: slice.handles, target: this.target, k: this.k, ef, global, js, profile }, runOptions),
       ),
     );
+    const mergeAt = profiler ? monotonicMs() : 0;
     // Cancellation is checked between phases, never by aborting a running task: piscina would
     // terminate the worker, and with it every segment the worker holds open.
     ctx.signal?.throwIfAborted();
     const merged = this.merge(searcher, ctx, sliceResults);
+    profiler?.phase('knn.merge', mergeAt);
     ctx.stats.firstPhaseMs += performance.now() - started;
     return new DocAndScoreQuery(merged.scoreDocs);
   }
@@ -140,12 +145,28 @@ export class KnnFloatVectorQuery extends Query {
   }
 
   /** Per-leaf TopDocs in leaf order (as Lucene's invokeAll returns them), docs made global, merged to the top k. */
-  private merge(searcher: Searcher, ctx: SearchContext, sliceResults: readonly { readonly segments: readonly SegmentKnnResult[] }[]): TopDocs {
+  private merge(
+    searcher: Searcher,
+    ctx: SearchContext,
+    sliceResults: readonly { readonly segments: readonly SegmentKnnResult[]; readonly segmentMs?: Float64Array | null; readonly threadId: number }[],
+  ): TopDocs {
+    const profiler = ctx.profiler ?? null;
     const perLeaf: TopDocs[] = new Array(searcher.reader.leaves.length);
     searcher.slices.forEach((slice, s) => {
       slice.leaves.forEach((leaf, i) => {
         const r = sliceResults[s].segments[i];
         ctx.stats.visited += r.visited;
+        if (profiler) {
+          const segmentMs = sliceResults[s].segmentMs?.[i] ?? 0;
+          const quantizeMs = r.quantizeMs ?? 0;
+          profiler.segments.push({
+            segment: leaf.reader.name,
+            threadId: sliceResults[s].threadId,
+            quantizeMs: round3(quantizeMs),
+            searchMs: round3(segmentMs - quantizeMs),
+            visited: r.visited,
+          });
+        }
         const hits: ScoreDoc[] = [];
         for (let j = 0; j < r.docs.length; j++) hits.push({ doc: leaf.docBase + r.docs[j], score: r.scores[j], shardIndex: leaf.ord });
         perLeaf[leaf.ord] = new TopDocs({ value: r.visited, relation: 'GREATER_THAN_OR_EQUAL_TO' }, hits);

@@ -1,8 +1,11 @@
 import type { ReadPath } from './ReadPath.js';
 import type { PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
 import type { QueryStatsCollector } from './QueryStatsCollector.js';
+import type { QueryProfiler } from './QueryProfiler.js';
+import type { RescoreThread } from './rescore/RescoreThread.js';
 import type { IndexReader, LeafReaderContext } from '../segments/index/IndexReader.js';
 import type { TaskExecutor } from './executor/TaskExecutor.js';
+import type { SegmentHandle } from '../segments/index/SegmentHandle.js';
 
 /** Per-search settings and accumulators, threaded through every rewrite. */
 export interface SearchContext {
@@ -12,11 +15,17 @@ export interface SearchContext {
   readonly stats: QueryStatsCollector;
   /** Record the rescoring event order (prefetch/score per entry) in the stats; for tests and debugging. */
   readonly trace?: boolean;
+  /** Collects the search's per-phase profile; null when none was asked for. */
+  readonly profiler?: QueryProfiler | null;
+  /** Where rescoring runs (see RescoreThread; absent: as the read path says, i.e. `executor`). */
+  readonly rescoreThread?: RescoreThread;
 }
 
 /** A group of leaves searched by one executor task (Lucene's IndexSearcher.LeafSlice). */
 export interface LeafSlice {
   readonly leaves: readonly LeafReaderContext[];
+  /** The leaves' segment handles, built once (a slice task's argument, not rebuilt per query). */
+  readonly handles: readonly SegmentHandle[];
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { QueryProfile } from './QueryProfile.js';
 import type { ReadPath } from './ReadPath.js';
 
 /** Per-query counters and timings (summed into /metrics by the server). */
@@ -31,6 +32,10 @@ export interface QueryStats {
     readonly rescoreMs: number;
     readonly totalMs: number;
   };
+  /** Where rescoring ran: on the executor's workers, or on the calling thread (pages believed resident). */
+  readonly rescoredOn: 'executor' | 'caller' | 'none';
+  /** The per-phase profile, when the search asked for one (`profile: true`). */
+  readonly profile?: QueryProfile;
 }
 
 /** What the graph first phase read (summed over segments). */

@@ -16,6 +16,7 @@ export class QueryStatsCollector {
   deferred = true;
   firstPhaseMs = 0;
   rescoreMs = 0;
+  rescoredOn: QueryStats['rescoredOn'] = 'none';
   /** Per-entry event log when tracing: +(i+1) = prefetch issued for entry i, -(i+1) = entry i scored. */
   trace: number[] | undefined;
   /** Worker threads that issued prefetches for this search. */
@@ -49,11 +50,13 @@ export class QueryStatsCollector {
         rescoreMs: round3(this.rescoreMs),
         totalMs: round3(performance.now() - this.started),
       },
+      rescoredOn: this.rescoredOn,
     };
   }
 }
 
-function round3(x: number): number {
+/** Milliseconds rounded to microseconds, as every reported timing is. */
+export function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
 

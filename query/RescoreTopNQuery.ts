@@ -5,6 +5,7 @@ import { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource, spe
 import { HitQueue } from './HitQueue.js';
 import { Query, type SearchContext, type Searcher } from './Query.js';
 import { planRescore, runRescorePlan } from './rescore/Rescorer.js';
+import { monotonicMs } from './executor/clock.js';
 
 /**
  * Lucene's RescoreTopNQuery: take the inner query's candidates, give each
@@ -56,6 +57,8 @@ export class RescoreTopNQuery extends Query {
       ctx.stats.rescoreMs += performance.now() - started;
       return new DocAndScoreQuery(queue.toSortedScoreDocs(), inner.size);
     }
+    const profiler = ctx.profiler ?? null;
+    const prepareAt = profiler ? monotonicMs() : 0;
     const needsScores = this.valuesSource.needsScores();
     const leaves = searcher.reader.leaves;
     const leafOrds = new Int32Array(inner.size);
@@ -66,10 +69,13 @@ export class RescoreTopNQuery extends Query {
       ords[i] = docToOrd(leaf.reader.handle.vectors, inner.docs[i] - leaf.docBase);
     }
     const plan = planRescore(searcher, ctx, { leafOrds, ords, firstPhase: needsScores ? inner.scores : null, spec, needsScores });
+    const runAt = profiler?.phase('rescore.prepare', prepareAt) ?? 0;
     const { scores, hasValue } = await runRescorePlan(searcher, ctx, plan);
+    const collectAt = profiler?.phase(plan.onCaller ? 'rescore.onCaller' : 'rescore.executor', runAt) ?? 0;
 
     const queue = new HitQueue(this.n);
     for (let i = 0; i < inner.size; i++) queue.insertWithOverflow(inner.docs[i], hasValue[i] ? scores[i] : 0);
+    profiler?.phase('rescore.topN', collectAt);
     ctx.stats.deferred = !needsScores;
     ctx.stats.rescoreMs += performance.now() - started;
     return new DocAndScoreQuery(queue.toSortedScoreDocs(), inner.size);

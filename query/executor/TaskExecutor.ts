@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { Task } from './Task.js';
+import type { TaskHop } from './TaskHop.js';
 
 export interface RunOptions {
   /**
@@ -10,6 +11,11 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** ArrayBuffers/MessagePorts to move (not copy) into the worker. */
   readonly transferList?: readonly (ArrayBuffer | MessagePort)[];
+  /**
+   * When given, the task's round trip is timed (queue wait + argument clone, run, result clone
+   * + return; see TaskHop) and appended here when the task settles. Costs two clock reads.
+   */
+  readonly hops?: TaskHop[];
 }
 
 /**

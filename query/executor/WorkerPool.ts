@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { Piscina } from 'piscina';
 import type { Task } from './Task.js';
 import type { RunOptions, TaskExecutor } from './TaskExecutor.js';
+import { monotonicMs } from './clock.js';
+import type { TimedResult } from './TaskHop.js';
 
 export interface WorkerPoolOptions {
   /** The compiled worker entry: a module whose default export takes `{ name, args }`. */
@@ -15,6 +17,8 @@ export interface WorkerPoolOptions {
 export interface TaskMessage {
   readonly name: string;
   readonly args: unknown;
+  /** Answer with a TimedResult (worker start and end times) instead of the bare result. */
+  readonly timed?: boolean;
 }
 
 /**
@@ -39,8 +43,22 @@ export class WorkerPool implements TaskExecutor {
   }
 
   run<A, R>(task: Task<A, R>, args: A, options: RunOptions = {}): Promise<R> {
-    const message: TaskMessage = { name: task.name, args };
-    return this.pool.run(message, { signal: options.signal ?? null, transferList: options.transferList as never }) as Promise<R>;
+    const hops = options.hops;
+    const runOptions = { signal: options.signal ?? null, transferList: options.transferList as never };
+    if (!hops) return this.pool.run({ name: task.name, args } satisfies TaskMessage, runOptions) as Promise<R>;
+    const submittedAt = monotonicMs();
+    return (this.pool.run({ name: task.name, args, timed: true } satisfies TaskMessage, runOptions) as Promise<TimedResult>).then((r) => {
+      const resolvedAt = monotonicMs();
+      hops.push({
+        task: task.name,
+        threadId: r.threadId,
+        submittedAt,
+        queueMs: r.startedAt - submittedAt,
+        runMs: r.endedAt - r.startedAt,
+        returnMs: resolvedAt - r.endedAt,
+      });
+      return r.value as R;
+    });
   }
 
   /** Tasks waiting for a thread. */

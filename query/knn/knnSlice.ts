@@ -1,3 +1,4 @@
+import { threadId } from 'node:worker_threads';
 import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { searchSegment, warmSegments, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
@@ -15,10 +16,15 @@ export interface KnnSliceArgs {
   readonly global?: Int32Array | null;
   /** Search level 0 with the JS searcher instead of the wasm kernel (same results; for comparison). */
   readonly js?: boolean;
+  /** Time each segment's search (KnnSliceResult.segmentMs) for a search profile. */
+  readonly profile?: boolean;
 }
 
 export interface KnnSliceResult {
   readonly segments: SegmentKnnResult[];
+  /** Per segment, milliseconds of its whole search in the worker (when profiled). */
+  readonly segmentMs: Float64Array | null;
+  readonly threadId: number;
 }
 
 export const KNN_SLICE = defineTask<KnnSliceArgs, KnnSliceResult>('knn.slice');
@@ -31,8 +37,14 @@ export const LOAD_SEGMENTS = defineTask<{ readonly segments: readonly SegmentHan
 export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult> {
   const out: SegmentKnnResult[] = [];
   const global = args.global ? new GlobalSimilarityQueue(args.global) : null;
-  for (const handle of args.segments) out.push(await searchSegment(handle, args.target, { k: args.k, ef: args.ef, global, js: args.js }));
-  return { segments: out };
+  const segmentMs = args.profile ? new Float64Array(args.segments.length) : null;
+  const options = { k: args.k, ef: args.ef, global, js: args.js, profile: args.profile };
+  for (let i = 0; i < args.segments.length; i++) {
+    const at = segmentMs ? performance.now() : 0;
+    out.push(await searchSegment(args.segments[i], args.target, options));
+    if (segmentMs) segmentMs[i] = performance.now() - at;
+  }
+  return { segments: out, segmentMs, threadId };
 }
 
 /** Executor task `index.load`: opens segments in this worker ahead of the first query, and warms its search code. */

@@ -106,6 +106,20 @@ export const ADAPTIVE: PrefetchPolicy = {
   },
 };
 
+/**
+ * Consecutive resident probes after which the adaptive policy's file counts as resident for
+ * placement decisions (RescoreThread `adaptive`): ~10 warm queries of 50 candidates over 2
+ * segments. Any missed probe resets the streak, so a file that went cold is back on the workers
+ * from the next query on.
+ */
+export const RESIDENT_STREAK = 256;
+
+/** Whether `policy`'s shared state for the file at `slot` says its pages are in the page cache. */
+export function believedResident(policy: PrefetchPolicyName, state: Int32Array, slot: number): boolean {
+  // Only the adaptive policy's streak means "every probe hit": backoff counts calls, always never probes.
+  return policy === 'adaptive' && state[slot + HITS] >= RESIDENT_STREAK;
+}
+
 export function prefetchPolicy(name: PrefetchPolicyName): PrefetchPolicy {
   switch (name) {
     case 'always':

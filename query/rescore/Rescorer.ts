@@ -1,10 +1,13 @@
 import type { ReadPath } from '../ReadPath.js';
+import { round3 } from '../QueryStatsCollector.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import type { ValuesSpec } from '../DoubleValuesSource.js';
 import { budgetShare, withBudget } from '../prefetch/IoBudget.js';
-import { POLICY_STATE_INTS, type PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
+import { POLICY_STATE_INTS, believedResident, type PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
 import type { SearchContext, Searcher } from '../Query.js';
-import { RESCORE_RING, type RescoreTaskArgs, type VectorIo } from './RescoreTask.js';
+import type { TaskHop } from '../executor/TaskHop.js';
+import { RESCORE_RING, type RescoreTaskArgs, type RescoreTaskResult, type VectorIo } from './RescoreTask.js';
+import { rescoreRing } from './rescoreRing.js';
 
 export interface RescoreInput {
   /** Leaf ord of each candidate, candidates in (leaf, doc) order. */
@@ -20,22 +23,40 @@ interface PathShape {
   readonly parallel: boolean;
   readonly io: VectorIo;
   readonly prefetch: (policy: PrefetchPolicyName) => PrefetchPolicyName | 'none';
+  /** Whether RescoreThread `adaptive` may move the ring to the calling thread when the pages are believed resident. */
+  readonly placeable: boolean;
 }
 
 const PATHS: Record<ReadPath, PathShape> = {
   // Stock baseline: one thread faults pages in one at a time (queue depth 1).
-  mmap: { parallel: false, io: 'mmap', prefetch: () => 'none' },
+  mmap: { parallel: false, io: 'mmap', prefetch: () => 'none', placeable: false },
   // One thread runs the ring and issues madvise(WILLNEED) for every entry that enters it.
-  'mmap+prefetch': { parallel: false, io: 'mmap', prefetch: (p) => p },
+  'mmap+prefetch': { parallel: false, io: 'mmap', prefetch: (p) => p, placeable: true },
   // The ring is split across the executor's workers: several threads issue prefetches and score.
-  'mmap+parallel': { parallel: true, io: 'mmap', prefetch: (p) => p },
+  'mmap+parallel': { parallel: true, io: 'mmap', prefetch: (p) => p, placeable: true },
   // No mmap: positioned reads submitted through io_uring, many in flight per worker.
-  pread: { parallel: true, io: 'uring', prefetch: () => 'always' },
+  pread: { parallel: true, io: 'uring', prefetch: () => 'always', placeable: false },
 };
 
 export interface RescorePlan {
   readonly tasks: { readonly args: RescoreTaskArgs; readonly from: number; readonly to: number }[];
   readonly total: number;
+  /** Run the (single) task on the calling thread instead of the executor (see RescoreThread). */
+  readonly onCaller: boolean;
+}
+
+/** Whether the search's rescoring goes to the calling thread: forced, or adaptive with every touched file believed resident. */
+function rescoreOnCaller(searcher: Searcher, ctx: SearchContext, input: RescoreInput, shape: PathShape): boolean {
+  if (ctx.rescoreThread === 'caller') return true;
+  if (ctx.rescoreThread !== 'adaptive' || !shape.placeable) return false;
+  let last = -1;
+  for (let i = 0; i < input.leafOrds.length; i++) {
+    const leafOrd = input.leafOrds[i];
+    if (leafOrd === last) continue; // candidates come in (leaf, doc) order
+    last = leafOrd;
+    if (!believedResident(ctx.prefetchPolicy, searcher.policyState, leafOrd * POLICY_STATE_INTS)) return false;
+  }
+  return true;
 }
 
 /**
@@ -45,7 +66,8 @@ export interface RescorePlan {
 export function planRescore(searcher: Searcher, ctx: SearchContext, input: RescoreInput): RescorePlan {
   const shape = PATHS[ctx.readPath];
   const n = input.ords.length;
-  const parallel = shape.parallel && !input.needsScores;
+  const onCaller = rescoreOnCaller(searcher, ctx, input, shape);
+  const parallel = shape.parallel && !input.needsScores && !onCaller;
   const taskCount = parallel ? Math.max(1, Math.min(searcher.executor.threads, Math.ceil(n / 16))) : 1;
   const leaves = searcher.reader.leaves;
   const tasks: RescorePlan['tasks'] = [];
@@ -87,7 +109,7 @@ export function planRescore(searcher: Searcher, ctx: SearchContext, input: Resco
       },
     });
   }
-  return { tasks, total: n };
+  return { tasks, total: n, onCaller };
 }
 
 export async function runRescorePlan(
@@ -97,11 +119,36 @@ export async function runRescorePlan(
 ): Promise<{ scores: Float32Array; hasValue: Uint8Array }> {
   const scores = new Float32Array(plan.total);
   const hasValue = new Uint8Array(plan.total);
+  const profiler = ctx.profiler ?? null;
+  ctx.stats.rescoredOn = plan.onCaller ? 'caller' : 'executor';
   await withBudget(plan.tasks.length, async () => {
-    const results = await Promise.all(plan.tasks.map((t) => searcher.executor.run(RESCORE_RING, t.args)));
+    const hops: TaskHop[][] = plan.tasks.map(() => []);
+    const callerMs = new Float64Array(plan.tasks.length);
+    const results = await Promise.all(
+      plan.tasks.map(async (t, i): Promise<RescoreTaskResult> => {
+        if (!plan.onCaller) return searcher.executor.run(RESCORE_RING, t.args, profiler ? { hops: hops[i] } : undefined);
+        const at = performance.now();
+        const r = await rescoreRing(t.args);
+        callerMs[i] = performance.now() - at;
+        return r;
+      }),
+    );
     ctx.signal?.throwIfAborted();
     results.forEach((r, i) => {
-      const { from } = plan.tasks[i];
+      const { from, to } = plan.tasks[i];
+      if (profiler) {
+        const hop = hops[i][0] as TaskHop | undefined;
+        if (hop) profiler.hops.push(hop);
+        profiler.rescore.push({
+          on: plan.onCaller ? 'caller' : 'executor',
+          threadId: r.threadId,
+          entries: to - from,
+          runMs: round3(hop ? hop.runMs : callerMs[i]),
+          pagesPrefetched: r.counters.pagesPrefetched,
+          pagesResident: r.counters.pagesResident,
+          syscalls: r.counters.syscalls,
+        });
+      }
       scores.set(r.scores, from);
       hasValue.set(r.hasValue, from);
       ctx.stats.addIo(r.counters);

@@ -41,6 +41,14 @@ export function applyReleases(): void {
   }
 }
 
+/**
+ * Frees this thread's own resources of a closed index at once: the main thread runs rescoring
+ * itself when pages are resident (RescoreThread `adaptive`), holding mappings like a worker does.
+ */
+export function releaseInThisThread(indexId: number): void {
+  for (const l of listeners) l(indexId);
+}
+
 let nextIndexId = 1;
 
 /** A process-unique id for an opened index (never reused, so a late release cannot hit a new index). */

@@ -12,6 +12,8 @@ export interface SegmentSearchOptions {
   readonly global?: GlobalSimilarityQueue | null;
   /** Search level 0 with the JS searcher instead of the wasm kernel (same results; for comparison). */
   readonly js?: boolean;
+  /** Time the query quantization (SegmentKnnResult.quantizeMs) for a search profile. */
+  readonly profile?: boolean;
 }
 
 export interface SegmentKnnResult {
@@ -19,6 +21,8 @@ export interface SegmentKnnResult {
   readonly docs: Int32Array;
   readonly scores: Float32Array;
   readonly visited: number;
+  /** Milliseconds spent quantizing the query (only when profiled; 0 otherwise). */
+  readonly quantizeMs?: number;
 }
 
 /**
@@ -32,7 +36,9 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
   const q = handle.quantized;
   if (!seg.scorer || !q) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0 };
   const planes = seg.kernels.u8().subarray(seg.planesPtr, seg.planesPtr + 4 * q.codeBytes);
+  const quantizeAt = options.profile ? performance.now() : 0;
   const qq = seg.quantizer.quantize(target, q.centroid, planes);
+  const quantizeMs = options.profile ? performance.now() - quantizeAt : 0;
   seg.scorer.query = {
     planesPtr: seg.planesPtr,
     lower: qq.lower,
@@ -51,7 +57,7 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
       : seg.graph.search(seg.scorer, options.k, options.ef);
   const table = handle.vectors.ordToDoc;
   const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
-  return { docs, scores: result.scores, visited: result.visited };
+  return { docs, scores: result.scores, visited: result.visited, quantizeMs };
 }
 
 /** Searches per worker that warm-up runs (enough for the JIT to have compiled the hot paths). */

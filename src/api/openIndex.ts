@@ -13,6 +13,9 @@ import { KnnFloatVectorQuery, type FirstPhase } from '../../query/KnnFloatVector
 import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
 import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
+import { QueryProfiler } from '../../query/QueryProfiler.js';
+import type { RescoreThread } from '../../query/rescore/RescoreThread.js';
+import { monotonicMs } from '../../query/executor/clock.js';
 import {
   DEFAULT_OVERSAMPLE,
   MAX_K,
@@ -53,6 +56,8 @@ export interface OpenIndexOptions {
   readonly firstPhase?: FirstPhase;
   /** 'graph' first phase: next candidates whose neighbours are read ahead (default 0). */
   readonly lookahead?: number;
+  /** Where rescoring runs by default (see RescoreThread; default `adaptive`). */
+  readonly rescoreThread?: RescoreThread;
 }
 
 let openCount = 0;
@@ -83,6 +88,7 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
       readPath: options.readPath,
       prefetchPolicy: options.prefetchPolicy,
       ioConcurrency: options.ioConcurrency,
+      rescoreThread: options.rescoreThread,
     });
     // Each worker makes its instances over the arenas and its per-segment state now, not in the
     // first query. Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
@@ -133,6 +139,8 @@ class SearchableIndex implements VectorIndex {
   }
 
   async search(vector: Float32Array | readonly number[], options: SearchOptions): Promise<SearchResult> {
+    const profiler = options.profile instanceof QueryProfiler ? options.profile : options.profile ? new QueryProfiler('library') : null;
+    const enteredAt = profiler ? monotonicMs() : 0;
     if (this.closed) throw new Error(`index ${this.name} is closed`);
     const { k } = options;
     if (!(Number.isInteger(k) && k >= 1 && k <= MAX_K)) throw new RangeError(`k must be an integer in [1, ${MAX_K}], got ${k}`);
@@ -155,13 +163,23 @@ class SearchableIndex implements VectorIndex {
       lookahead: this.firstPhase.lookahead,
     });
     const query = RescoreTopNQuery.createFullPrecisionRescorerQuery(knn, vector, field, k);
-    const outcome = await this.searcher.search(query, k, { readPath: options.readPath, prefetchPolicy: options.prefetchPolicy, signal: options.signal });
+    profiler?.phase('library.prepare', enteredAt);
+    const outcome = await this.searcher.search(query, k, {
+      readPath: options.readPath,
+      prefetchPolicy: options.prefetchPolicy,
+      signal: options.signal,
+      profile: profiler ?? undefined,
+      rescoreThread: options.rescoreThread,
+    });
+    const hitsAt = profiler ? monotonicMs() : 0;
     const leaves = this.reader.leaves;
     const hits: SearchHit[] = outcome.topDocs.scoreDocs.map((sd) => {
       const leaf = leafOf(leaves, sd.doc);
       return { id: leaf.reader.id(sd.doc - leaf.docBase), doc: sd.doc, score: sd.score };
     });
-    return { hits, totalHits: outcome.topDocs.totalHits.value, stats: outcome.stats };
+    if (!profiler) return { hits, totalHits: outcome.topDocs.totalHits.value, stats: outcome.stats };
+    profiler.phase('library.hits', hitsAt);
+    return { hits, totalHits: outcome.topDocs.totalHits.value, stats: { ...outcome.stats, profile: profiler.toProfile() } };
   }
 
   /** False once the directory holds a newer commit than this index serves (also when the reader cannot tell). */

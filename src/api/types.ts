@@ -6,9 +6,15 @@
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
 import type { QueryStats } from '../../query/QueryStats.js';
 import type { ReadPath } from '../../query/ReadPath.js';
+import type { QueryProfiler } from '../../query/QueryProfiler.js';
+import type { RescoreThread } from '../../query/rescore/RescoreThread.js';
 
 export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
 export type { QueryStats } from '../../query/QueryStats.js';
+export type { QueryProfile } from '../../query/QueryProfile.js';
+export { QueryProfiler } from '../../query/QueryProfiler.js';
+export { monotonicMs } from '../../query/executor/clock.js';
+export { RESCORE_THREADS, type RescoreThread } from '../../query/rescore/RescoreThread.js';
 
 export interface SearchOptions {
   /** Hits to return, in [1, 10000]. */
@@ -23,6 +29,14 @@ export interface SearchOptions {
   readonly prefetchPolicy?: PrefetchPolicyName;
   /** Aborts the query (timeouts); the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal;
+  /**
+   * Adds a per-phase profile to `stats.profile` (entry, per-segment quantization and search,
+   * merge, every executor hop with its queue wait and clone costs, rescoring shares, GC).
+   * `true`, or a QueryProfiler created at the caller's own entry (the HTTP layer's request arrival).
+   */
+  readonly profile?: boolean | QueryProfiler;
+  /** Where rescoring runs (default: the index's, `adaptive`). Results are identical on every placement. */
+  readonly rescoreThread?: RescoreThread;
 }
 
 export interface SearchHit {

@@ -7,7 +7,13 @@
  * --cache-mib, far below the 4 GiB of fp32 vectors; codes and graphs are anonymous memory and stay
  * resident. Warm: no limit, every query run once before the measured pass.
  *
- *   npm run bench:rescore -- [--queries 200] [--cache-mib 256] [--only cold|warm]
+ * Every cold run carries a same-run device reference: for each query, exactly the fp32 pages its
+ * rescoring reads, read from the device with io_uring + O_DIRECT, all in flight, one thread
+ * (DeviceReference), right before or after the query's search (alternating). Rescoring p50/p99
+ * are reported as ratios to the device's p50/p99 for the same pages in the same run.
+ *
+ *   npm run bench:rescore -- [--queries 200] [--cache-mib 256] [--only cold|warm] [--paths mmap,pread]
+ *     [--ks 100,10] [--no-policies]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
@@ -21,8 +27,18 @@ import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
 import { benchDataset, ensureIndex, summarize, table } from './benchData.js';
 
 const { values } = parseArgs({
-  options: { queries: { type: 'string' }, 'cache-mib': { type: 'string' }, only: { type: 'string' }, n: { type: 'string' }, dim: { type: 'string' } },
+  options: {
+    queries: { type: 'string' },
+    'cache-mib': { type: 'string' },
+    only: { type: 'string' },
+    n: { type: 'string' },
+    dim: { type: 'string' },
+    paths: { type: 'string' },
+    ks: { type: 'string' },
+    'no-policies': { type: 'boolean' },
+  },
 });
+const coldPaths = (values.paths ? values.paths.split(',') : [...READ_PATHS]) as ReadPath[];
 const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
 ensureIndex(ds);
 const queries = values.queries ?? '200';
@@ -45,6 +61,9 @@ interface RunResult {
   diskReads: number;
   diskBytes: number;
   rssAnonBytes: number;
+  deviceMs: number[];
+  devicePages: number;
+  callerRescores: number;
 }
 
 function child(args: string[], group: MemoryCgroup | null): Promise<RunResult> {
@@ -65,10 +84,7 @@ function evict(): void {
 }
 
 const results: { mode: 'cold' | 'warm'; r: RunResult }[] = [];
-const configs = [
-  { k: 100, oversample: 5 },
-  { k: 10, oversample: 5 },
-];
+const configs = (values.ks ? values.ks.split(',').map(Number) : [100, 10]).map((k) => ({ k, oversample: 5 }));
 const support = memoryCgroupSupport();
 let group: MemoryCgroup | null = null;
 let limitNote = 'no cgroup (eviction only)';
@@ -100,15 +116,19 @@ if (values.only !== 'warm') {
   }
   try {
     for (const c of configs) {
-      for (const readPath of READ_PATHS) {
+      for (const readPath of coldPaths) {
         evict();
-        const r = await child(['--read-path', readPath, '--k', String(c.k), '--oversample', String(c.oversample)], group);
+        const r = await child(['--read-path', readPath, '--k', String(c.k), '--oversample', String(c.oversample), '--device'], group);
         results.push({ mode: 'cold', r });
-        process.stderr.write(`cold ${readPath} k=${c.k}: p50 ${summarize(r.latencyMs).p50.toFixed(2)} ms, p99 ${summarize(r.latencyMs).p99.toFixed(2)} ms\n`);
+        const rs = summarize(r.rescoreMs);
+        const dv = summarize(r.deviceMs);
+        process.stderr.write(
+          `cold ${readPath} k=${c.k}: p50 ${summarize(r.latencyMs).p50.toFixed(2)} ms, p99 ${summarize(r.latencyMs).p99.toFixed(2)} ms; rescore/device p50 ${(rs.p50 / dv.p50).toFixed(2)}, p99 ${(rs.p99 / dv.p99).toFixed(2)}\n`,
+        );
       }
     }
     // Prefetch policies on the default parallel path, cold and warm.
-    for (const policy of PREFETCH_POLICIES) {
+    for (const policy of values['no-policies'] ? [] : PREFETCH_POLICIES) {
       evict();
       const r = await child(['--read-path', 'mmap+parallel', '--policy', policy, '--k', '100', '--oversample', '5'], group);
       results.push({ mode: 'cold', r });
@@ -125,16 +145,41 @@ for (const c of configs) {
     .map(({ r }) => {
       const l = summarize(r.latencyMs);
       const rs = summarize(r.rescoreMs);
-      return [r.readPath, l.p50, l.p99, rs.p50, rs.p99, r.diskReads / r.queries, r.diskReads ? r.diskBytes / r.diskReads / 1024 : 0, r.recall.toFixed(4), r.syscalls / r.queries] as (string | number)[];
+      const dv = summarize(r.deviceMs);
+      return [
+        r.readPath,
+        l.p50,
+        l.p99,
+        (l.p99 / l.p50).toFixed(2),
+        rs.p50,
+        rs.p99,
+        dv.p50,
+        dv.p99,
+        (rs.p50 / dv.p50).toFixed(2),
+        (rs.p99 / dv.p99).toFixed(2),
+        r.devicePages / r.queries,
+        // The device reference's own O_DIRECT reads are counted by the disk too: subtract them.
+        (r.diskReads - r.devicePages) / r.queries,
+        r.recall.toFixed(4),
+        r.syscalls / r.queries,
+      ] as (string | number)[];
     });
   if (rows.length === 0) continue;
   lines.push('', `cold, k=${c.k}, oversample ${c.oversample} (${c.k * c.oversample} candidates); ${limitNote}`);
-  lines.push(table(['read path', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'disk reads/q', 'KiB/read', `recall@${c.k}`, 'syscalls/q'], rows));
+  lines.push(
+    'device = the same query\'s rescoring pages read with io_uring O_DIRECT, all in flight, one thread, right before/after its search (same run)',
+  );
+  lines.push(
+    table(
+      ['read path', 'p50 ms', 'p99 ms', 'p99/p50', 'rescore p50', 'rescore p99', 'device p50', 'device p99', 'rescore/dev p50', 'rescore/dev p99', 'pages/q', 'search disk reads/q', `recall@${c.k}`, 'syscalls/q'],
+      rows,
+    ),
+  );
   const mmap = rows.find((r) => r[0] === 'mmap');
   const best = [...rows].sort((a, b) => (a[2] as number) - (b[2] as number))[0];
   if (mmap) {
-    const mmapRescore = mmap[4] as number;
-    const bestRescore = Math.min(...rows.map((r) => r[4] as number));
+    const mmapRescore = mmap[5] as number;
+    const bestRescore = Math.min(...rows.map((r) => r[5] as number));
     lines.push(`best p99 (${best[0]}) / mmap p99 = 1/${((mmap[2] as number) / (best[2] as number)).toFixed(1)}; rescore phase p99: best / mmap = 1/${(mmapRescore / bestRescore).toFixed(1)}`);
   }
 }
@@ -155,6 +200,6 @@ const policyRows = PREFETCH_POLICIES.map((p) => {
   const rs = cold ? summarize(cold.r.rescoreMs) : undefined;
   return [p, c?.p50 ?? NaN, c?.p99 ?? NaN, rs?.p50 ?? NaN, rs?.p99 ?? NaN, cold ? cold.r.prefetched / cold.r.queries : NaN, cold ? cold.r.resident / cold.r.queries : NaN];
 });
-lines.push('', 'cold, prefetch policies on mmap+parallel, k=100 oversample 5', table(['policy', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'prefetched/q', 'found resident/q'], policyRows));
+if (policyRows.some((r) => Number.isFinite(r[1] as number))) lines.push('', 'cold, prefetch policies on mmap+parallel, k=100 oversample 5', table(['policy', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'prefetched/q', 'found resident/q'], policyRows));
 process.stdout.write(`${lines.join('\n')}\n`);
 writeFileSync(`${ds.indexDir}.rescore.json`, JSON.stringify({ limitNote, results, warmSideBySide }, null, 2));

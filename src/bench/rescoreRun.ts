@@ -5,8 +5,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { openIndex } from '../api/openIndex.js';
-import type { ReadPath } from '../api/types.js';
+import { DEFAULT_NUM_CANDIDATES, openReader } from '../api/openIndex.js';
+import type { ReadPath, RescoreThread } from '../api/types.js';
+import { Executor } from '../executor/Executor.js';
+import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
+import { IndexSearcher } from '../../query/IndexSearcher.js';
+import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
+import { DeviceReference, type PageSet } from './deviceReference.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
 import { diskStats } from './cgroup.js';
 import { benchDataset, loadQueries, recallAt } from './benchData.js';
@@ -23,6 +28,9 @@ const { values } = parseArgs({
     k: { type: 'string' },
     oversample: { type: 'string' },
     warmup: { type: 'boolean' },
+    /** Interleave each query's rescoring with a device read of exactly its fp32 pages (see DeviceReference). */
+    device: { type: 'boolean' },
+    placement: { type: 'string' },
   },
 });
 const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
@@ -31,15 +39,48 @@ const prefetchPolicy = (values.policy ?? 'adaptive') as PrefetchPolicyName;
 const k = Number(values.k ?? 100);
 const oversample = Number(values.oversample ?? 5);
 const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 200));
-const index = await openIndex(ds.indexDir, { readPath, prefetchPolicy });
+const reader = DirectoryReader.open(ds.indexDir);
+const index = await openReader(reader, { readPath, prefetchPolicy, rescoreThread: values.placement as RescoreThread | undefined });
 const anonAfterOpen = rssAnon();
 
+// The device reference needs each query's rescoring pages before the measured pass: the first
+// phase alone (deterministic, touches no fp32 page) gives the exact candidates the search rescores.
+const device = values.device ? new DeviceReference() : null;
+const pageSets: PageSet[] = [];
+if (device) {
+  const searcher = new IndexSearcher(reader, { executor: Executor.get() });
+  const candidates = Math.ceil(k * oversample);
+  for (const v of vectors) {
+    const knn = new KnnFloatVectorQuery(reader.field.name, v, candidates, { numCandidates: Math.max(candidates, DEFAULT_NUM_CANDIDATES) });
+    const { topDocs } = await searcher.search(knn, candidates);
+    pageSets.push(device.pagesOf(reader, topDocs.scoreDocs.map((d) => d.doc)));
+  }
+}
+
 const run = async () => {
-  const out = { latencyMs: [] as number[], rescoreMs: [] as number[], firstPhaseMs: [] as number[], recall: 0, prefetched: 0, resident: 0, syscalls: 0, readsBeforePrefetch: 0, maxDistance: 0 };
+  const out = {
+    latencyMs: [] as number[],
+    rescoreMs: [] as number[],
+    firstPhaseMs: [] as number[],
+    deviceMs: [] as number[],
+    devicePages: 0,
+    callerRescores: 0,
+    recall: 0,
+    prefetched: 0,
+    resident: 0,
+    syscalls: 0,
+    readsBeforePrefetch: 0,
+    maxDistance: 0,
+  };
   for (let i = 0; i < vectors.length; i++) {
+    // Query i's device read right before (even i) or after (odd i) its search, so drift cancels.
+    if (device && i % 2 === 0) out.deviceMs.push(device.read(pageSets[i]));
     const t0 = performance.now();
     const r = await index.search(vectors[i], { k, oversample, numCandidates: 100, readPath });
     out.latencyMs.push(performance.now() - t0);
+    if (device && i % 2 === 1) out.deviceMs.push(device.read(pageSets[i]));
+    if (device) out.devicePages += pageSets[i].file.length;
+    if (r.stats.rescoredOn === 'caller') out.callerRescores++;
     out.rescoreMs.push(r.stats.timings.rescoreMs);
     out.firstPhaseMs.push(r.stats.timings.firstPhaseMs);
     out.recall += recallAt(k, r.hits, truth[i]) / vectors.length;
@@ -96,6 +137,7 @@ process.stdout.write(
     rssAnonBytes: anonAfterOpen,
   })}\n`,
 );
+device?.close();
 await index.close();
 
 function rssAnon(): number {

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { Task } from '../../query/executor/Task.js';
 import type { RunOptions, TaskExecutor } from '../../query/executor/TaskExecutor.js';
 import { WorkerPool } from '../../query/executor/WorkerPool.js';
-import { createReleaseBoard, publishRelease } from '../../segments/index/releaseBoard.js';
+import { createReleaseBoard, publishRelease, releaseInThisThread } from '../../segments/index/releaseBoard.js';
 import { distPath } from './packageRoot.js';
 
 export interface ExecutorOptions {
@@ -47,9 +47,10 @@ export class Executor implements TaskExecutor {
     return this.pool.run(task, args, options);
   }
 
-  /** Tells every worker to free what it holds of index `indexId` (applied before its next task). */
+  /** Tells every worker to free what it holds of index `indexId` (applied before its next task), and frees this thread's share now. */
   releaseIndex(indexId: number): void {
     publishRelease(this.releaseBoard, indexId);
+    releaseInThisThread(indexId); // the calling thread's own mappings (rescoring on the caller)
   }
 
   get queueSize(): number {

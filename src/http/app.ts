@@ -6,7 +6,7 @@
  */
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { SearchResult, VectorIndex } from '../api/types.js';
+import { QueryProfiler, monotonicMs, type QueryProfile, type SearchResult, type VectorIndex } from '../api/types.js';
 import { QueueFullError, type Release } from './Admission.js';
 import { readJsonBody } from './body.js';
 import {
@@ -61,10 +61,12 @@ export function createApp(
 
   app.post('/v1/search', async (c) => {
     c.set('route', '/v1/search');
+    const arrivedAt = monotonicMs();
     const body = await readJsonBody(c.req.raw, opts.maxBodyBytes);
+    const parsedAt = monotonicMs();
     const parsed = (await validator()).nativeSearch(body);
     if (!parsed.ok) throw parsed.error;
-    const { result, tookMs, queueMs } = await search(c, parsed.value);
+    const { result, tookMs, queueMs } = await search(c, parsed.value, entryProfile(parsed.value, arrivedAt, parsedAt));
     return c.json({
       hits: result.hits.map((h) => ({ id: h.id, doc: h.doc, score: finiteScore(h.score, h.id) })),
       total_hits: result.totalHits,
@@ -78,12 +80,15 @@ export function createApp(
     c.set('route', '/:index/_search');
     const target = c.req.param('index');
     if (target !== name) throw indexNotFound(target);
+    const arrivedAt = monotonicMs();
     const body = await readJsonBody(c.req.raw, opts.maxBodyBytes);
+    const parsedAt = monotonicMs();
     const parsed = (await validator()).esSearch(body);
     if (!parsed.ok) throw parsed.error;
-    const { result, tookMs } = await search(c, parsed.value);
+    const { result, tookMs } = await search(c, parsed.value, entryProfile(parsed.value, arrivedAt, parsedAt));
     const hits = result.hits.slice(0, parsed.value.size);
     return c.json({
+      ...(result.stats.profile ? { profile: profileJson(result.stats.profile) } : {}),
       took: Math.round(tookMs),
       timed_out: false,
       _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
@@ -158,7 +163,7 @@ export function createApp(
   });
 
   /** Admission, deadline and cancellation around one engine search. */
-  async function search(c: Context<Env>, req: SearchRequest): Promise<Completed> {
+  async function search(c: Context<Env>, req: SearchRequest, profiler: QueryProfiler | undefined): Promise<Completed> {
     // While draining, a request that reached the app is still answered in full (shutdown drops
     // nothing that was received); the drain deadline bounds how long that may take. Only once
     // the server has stopped (the index may be closed) is a search refused.
@@ -166,6 +171,7 @@ export function createApp(
       throw new HttpError(503, 'shutting_down', 'server has shut down; retry on another instance', {}, { 'Retry-After': '1' });
     }
     const t0 = performance.now();
+    const admissionAt = profiler ? monotonicMs() : 0;
     const timeoutMs = req.timeoutMs ?? opts.defaultTimeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new SearchTimeoutError(timeoutMs)), timeoutMs);
@@ -192,6 +198,7 @@ export function createApp(
       }
       const queueMs = performance.now() - t0;
       rt.metrics.queueWait.observe({}, queueMs / 1000);
+      if (profiler) profiler.phase('http.admission', admissionAt);
       if (controller.signal.aborted) {
         release();
         throw controller.signal.reason;
@@ -203,6 +210,7 @@ export function createApp(
         oversample: req.oversample,
         readPath: req.readPath ?? opts.readPath,
         signal: controller.signal,
+        profile: profiler,
       });
       // The slot is held until the engine settles, even when the deadline answers first: an
       // engine slow to honour its signal must not push real concurrency past maxInflight.
@@ -282,6 +290,15 @@ function finiteScore(score: number, id: string): number {
   return score;
 }
 
+/** A profiler for a request that asked for one, holding the body read + JSON parse and the validation as its first phases. */
+function entryProfile(req: SearchRequest, arrivedAt: number, parsedAt: number): QueryProfiler | undefined {
+  if (!req.profile) return undefined;
+  const profiler = new QueryProfiler('http', arrivedAt);
+  profiler.phase('http.body', arrivedAt, parsedAt);
+  profiler.phase('http.validate', parsedAt);
+  return profiler;
+}
+
 /** The validator needs the field name and similarity (from describe()); fetched once. */
 function memoValidator(index: VectorIndex, opts: ServerOptions): () => Promise<SearchValidator> {
   let pending: Promise<SearchValidator> | undefined;
@@ -332,6 +349,28 @@ function statsJson(result: SearchResult) {
     deferred: s.deferred,
     max_prefetch_distance: s.maxPrefetchDistance,
     timings: { first_phase_ms: s.timings.firstPhaseMs, rescore_ms: s.timings.rescoreMs, total_ms: s.timings.totalMs },
+    rescored_on: s.rescoredOn,
+    ...(s.profile ? { profile: profileJson(s.profile) } : {}),
+  };
+}
+
+/** The search profile in the API's snake_case. */
+function profileJson(p: QueryProfile) {
+  return {
+    entry: p.entry,
+    phases: p.phases.map((x) => ({ name: x.name, start_ms: x.startMs, duration_ms: x.durationMs })),
+    hops: p.hops.map((h) => ({ task: h.task, thread_id: h.threadId, start_ms: h.startMs, queue_ms: h.queueMs, run_ms: h.runMs, return_ms: h.returnMs })),
+    segments: p.segments.map((s) => ({ segment: s.segment, thread_id: s.threadId, quantize_ms: s.quantizeMs, search_ms: s.searchMs, visited: s.visited })),
+    rescore: p.rescore.map((r) => ({
+      on: r.on,
+      thread_id: r.threadId,
+      entries: r.entries,
+      run_ms: r.runMs,
+      pages_prefetched: r.pagesPrefetched,
+      pages_resident: r.pagesResident,
+      syscalls: r.syscalls,
+    })),
+    gc: p.gc.map((g) => ({ kind: g.kind, start_ms: g.startMs, duration_ms: g.durationMs })),
   };
 }
 

@@ -27,6 +27,8 @@ export interface SearchRequest {
   readonly oversample: number | undefined;
   readonly readPath: ReadPath | undefined;
   readonly timeoutMs: number | undefined;
+  /** Return a per-phase profile in `stats.profile` (Elasticsearch's `profile: true`). */
+  readonly profile: boolean;
 }
 
 export interface EsSearchRequest extends SearchRequest {
@@ -57,6 +59,8 @@ const numberIn = (min: number, max: number) => {
   const error = `must be a number in [${min}, ${max}]`;
   return z.number({ error }).min(min, { error }).max(max, { error });
 };
+
+const profileSchema = z.boolean({ error: 'must be a boolean' });
 
 const readPathSchema = z.enum(READ_PATHS, { error: `must be one of ${READ_PATHS.map((p) => `"${p}"`).join(', ')}` });
 
@@ -109,6 +113,7 @@ export function nativeSchema(shape: IndexShape, limits: Limits) {
     oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE).optional(),
     read_path: readPathSchema.optional(),
     timeout_ms: intIn(1, limits.maxTimeoutMs).optional(),
+    profile: profileSchema.optional(),
   });
 }
 
@@ -146,6 +151,7 @@ export function esSchema(shape: IndexShape, limits: Limits) {
       .literal(false, { error: 'is not supported: prescore stores no _source (hits carry _id and _score); omit it or set it to false' })
       .optional(),
     timeout: esTimeValue(limits).optional(),
+    profile: profileSchema.optional(),
   });
 }
 
@@ -184,6 +190,7 @@ function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, body: unknow
       oversample: b.oversample,
       readPath: b.read_path,
       timeoutMs: b.timeout_ms,
+      profile: b.profile === true,
     },
   };
 }
@@ -219,16 +226,17 @@ function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, b
       oversample: b.knn.rescore_vector?.oversample,
       readPath: undefined,
       timeoutMs: b.timeout,
+      profile: b.profile === true,
       size,
     },
   };
 }
 
 const NATIVE_FIELDS: Record<string, readonly string[]> = {
-  '': ['vector', 'k', 'num_candidates', 'oversample', 'read_path', 'timeout_ms'],
+  '': ['vector', 'k', 'num_candidates', 'oversample', 'read_path', 'timeout_ms', 'profile'],
 };
 const ES_FIELDS: Record<string, readonly string[]> = {
-  '': ['knn', 'size', '_source', 'timeout'],
+  '': ['knn', 'size', '_source', 'timeout', 'profile'],
   knn: ['field', 'query_vector', 'k', 'num_candidates', 'rescore_vector'],
   'knn.rescore_vector': ['oversample'],
 };

@@ -132,6 +132,7 @@ export class FakeIndex implements VectorIndex {
         pagesResident: 1,
         syscalls: 2,
         readsBeforePrefetch: 0,
+        rescoredOn: 'executor',
         deferred: true,
         maxPrefetchDistance: Math.min(candidates, 16),
         firstPhaseExact: false,

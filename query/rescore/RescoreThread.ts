@@ -1,0 +1,14 @@
+/**
+ * Where a search's fp32 rescoring runs.
+ * - `adaptive` (default): on the calling thread when every segment it touches is believed
+ *   resident (the adaptive prefetch policy's warm streak, see PrefetchPolicy.believedResident),
+ *   otherwise on the executor as the read path says. Warm, the work is tens of microseconds of
+ *   SIMD scoring, less than one executor round trip (the search profile's `hops` show the
+ *   trip: queue wait + clone, run, return), so the hop is pure overhead; cold, page faults would
+ *   block the caller's event loop, so the reads stay on the workers.
+ * - `executor`: always as the read path says (the behaviour before adaptive placement).
+ * - `caller`: always on the calling thread (comparison and tests).
+ * Every placement runs the same ring and scoring code, so results are identical.
+ */
+export const RESCORE_THREADS = ['adaptive', 'executor', 'caller'] as const;
+export type RescoreThread = (typeof RESCORE_THREADS)[number];
