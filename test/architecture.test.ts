@@ -27,7 +27,7 @@ describe('architecture: imports flow one way (src -> query -> segments; load sta
   it('has no upward import and no import cycle', () => {
     const violations = cruise(packageRoot(), ['segments', 'query', 'src', 'load']);
     expect(violations.map(describeViolation)).toEqual([]);
-  });
+  }, 300_000); // dependency-cruiser parses the whole tree: ~3 s idle, over a minute on a loaded machine
 
   describe('the rules catch what they forbid', () => {
     const root = mkdtempSync(join(tmpdir(), 'prescore-arch-'));
@@ -54,6 +54,6 @@ describe('architecture: imports flow one way (src -> query -> segments; load sta
           expect.stringMatching(/^no-cycles: segments\/(a\/A|b\/B)\.ts -> segments\/(a\/A|b\/B)\.ts$/),
         ]),
       );
-    });
+    }, 300_000);
   });
 });
