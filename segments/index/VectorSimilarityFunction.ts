@@ -64,7 +64,7 @@ export class VectorSimilarityFunction {
       (key === 'MAX_INNER_PRODUCT' || key === 'MIP' ? VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT : undefined) ??
       (key === 'L2' || key === 'L2_NORM' ? VectorSimilarityFunction.EUCLIDEAN : undefined);
     if (!sim) {
-      throw new RangeError(`unknown similarity "${name}" (expected cosine, dot_product, l2_norm (euclidean) or max_inner_product)`);
+      throw new RangeError(`unknown similarity "${name}" (expected cosine, dot_product, euclidean or max_inner_product; l2_norm is euclidean)`);
     }
     return sim;
   }

@@ -21,7 +21,8 @@ export interface RunningServer {
   readonly runtime: ServerRuntime;
   readonly server: Server;
   /**
-   * Stops accepting connections, lets open requests (queued ones included) finish for up to
+   * Stops accepting connections (after accepting what already waits in the kernel's backlog),
+   * answers every request received (running, queued, still sending its body) for up to
    * `drainTimeoutMs`, then aborts the rest (503) and closes every connection. Idempotent; a
    * second call with `{force: true}` cuts the wait short. Does not close the index.
    */
