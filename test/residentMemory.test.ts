@@ -51,7 +51,7 @@ afterAll(() => {
 
 function probe(threads: number): Probe {
   const script = fileURLToPath(new URL('./support/residentMemoryProbe.mjs', import.meta.url));
-  const r = spawnSync(process.execPath, ['--expose-gc', script, index.dir, String(threads), queriesFile, warmup.dir], { encoding: 'utf8', env: { ...process.env, PRESCORE_HUGEPAGES: '0' } });
+  const r = spawnSync(process.execPath, ['--expose-gc', script, index.dir, String(threads), queriesFile, warmup.dir], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`probe with ${threads} threads failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Probe;
 }

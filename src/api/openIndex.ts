@@ -256,6 +256,7 @@ function describeMemory(reader: IndexReader, threads: number, held?: ResidentMem
     codes: m.codes,
     graphs: m.graphs,
     scratchPerWorker: m.scratchPerWorker,
+    scratchClaimed: held?.scratchClaimed ?? 0,
     workers: threads,
     total: m.codes + m.graphs + scratch,
     arenas: m.arenas,
