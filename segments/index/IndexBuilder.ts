@@ -10,12 +10,13 @@ import { listCommitGenerations, newSegmentId, PRESCORE_FORMAT_SUFFIX, readCommit
 import { DocIds, docIdsFileName } from './DocIds.js';
 import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
 import type { SegmentBuilder, SegmentBuildResult } from './SegmentBuildTask.js';
+import { defaultSegmentDocs, maxSegmentDocs, DEFAULT_SEGMENT_DOCS } from './segmentSizePolicy.js';
 
 export interface BuildOptions {
   readonly input: string;
   readonly out: string;
   readonly similarity: VectorSimilarityFunction;
-  /** Docs per segment (the last one takes the rest). Default 131072. */
+  /** Docs per segment (the last one takes the rest). Default: defaultSegmentDocs(input count, dims). */
   readonly segmentDocs?: number;
   /** Vector field name. Default `vector`. */
   readonly field?: string;
@@ -46,7 +47,7 @@ export interface BuildReport {
   readonly bytes: number;
 }
 
-export const DEFAULT_SEGMENT_DOCS = 131_072;
+export { DEFAULT_SEGMENT_DOCS };
 export const DEFAULT_FLAT_THRESHOLD = 10_000;
 export const DEFAULT_FIELD = 'vector';
 
@@ -59,8 +60,9 @@ export const DEFAULT_FIELD = 'vector';
  */
 export async function buildIndex(options: BuildOptions, services: BuildServices): Promise<BuildReport> {
   const started = performance.now();
-  const segmentDocs = options.segmentDocs ?? DEFAULT_SEGMENT_DOCS;
-  if (!(Number.isInteger(segmentDocs) && segmentDocs >= 1)) throw new RangeError(`--segment-docs must be a positive integer, got ${segmentDocs}`);
+  if (options.segmentDocs !== undefined && !(Number.isInteger(options.segmentDocs) && options.segmentDocs >= 1)) {
+    throw new RangeError(`--segment-docs must be a positive integer, got ${options.segmentDocs}`);
+  }
   const fieldName = options.field ?? DEFAULT_FIELD;
   if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
   const flatThreshold = options.flatThreshold ?? DEFAULT_FLAT_THRESHOLD;
@@ -68,6 +70,10 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
 
   const source = await openVectorSource(options.input, { format: options.format });
   const dims = source.dims;
+  const segmentDocs = options.segmentDocs ?? defaultSegmentDocs(source.count, dims);
+  if (Math.min(segmentDocs, source.count ?? segmentDocs) > maxSegmentDocs(dims)) {
+    throw new RangeError(`--segment-docs ${segmentDocs}: a segment of ${dims}-dim vectors can hold at most ${maxSegmentDocs(dims)} docs (its graph is built in one worker's 4 GiB wasm memory)`);
+  }
   mkdirSync(options.out, { recursive: true });
   let nextSegment = nextSegmentNumber(options.out);
   const created: string[] = [];

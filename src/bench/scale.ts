@@ -58,7 +58,8 @@ const { values } = parseArgs({
 const list = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map((x) => Number(x.replace(/_/g, ''))) : dflt);
 
 if (values.sweep) {
-  await segmentSweep({ segmentDocs: list(values['segment-docs'], [125_000, 250_000, 500_000, 1_000_000]), queries: Number(values.queries ?? 1000), keep: values.keep === true });
+  const docs = (values['segment-docs'] ?? 'default,250000,500000,1000000').split(',').map((x) => (x === 'default' ? undefined : Number(x.replace(/_/g, ''))));
+  await segmentSweep({ segmentDocs: docs, queries: Number(values.queries ?? 1000), keep: values.keep === true });
   process.exit(0);
 }
 
@@ -126,8 +127,9 @@ process.stderr.write('scale: first phase side by side\n');
 const indexes = await Promise.all(datasets.map((ds) => openIndex(ds.indexDir)));
 const sideBySide = datasets.map(() => [] as number[]);
 const queries = await Promise.all(datasets.map((ds) => loadQueries(ds)));
-for (let i = 0; i < 100; i++) for (let s = 0; s < indexes.length; s++) await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
-for (let i = 0; i < queryCount; i++) {
+const sideBySideCount = Math.min(queryCount, ...queries.map((q) => q.vectors.length));
+for (let i = 0; i < Math.min(100, sideBySideCount); i++) for (let s = 0; s < indexes.length; s++) await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
+for (let i = 0; i < sideBySideCount; i++) {
   for (let j = 0; j < indexes.length; j++) {
     const s = (i + j) % indexes.length;
     const r = await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });

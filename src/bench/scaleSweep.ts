@@ -5,11 +5,13 @@
  * query runs on every variant in rotating order (so machine noise hits them alike): recall@10
  * after fp32 rescoring at oversample 3 and 5, first-phase p50/p99 and docs visited per query, at
  * num_candidates 100 (and 200, to compare at equal recall). One extra variant shares the top-k
- * bar across the smallest segments (KnnOptions.multiLeaf).
+ * bar across the first variant's segments (KnnOptions.multiLeaf).
  *
- *   npm run bench:scale -- --sweep [--segment-docs 125000,250000,500000,1000000] [--queries 1000] [--keep]
+ *   npm run bench:scale -- --sweep [--segment-docs default,250000,500000,1000000] [--queries 1000] [--keep]
  *
- * The variant indexes are 4 GB each; without --keep each is deleted after the run.
+ * `default` is the builder's default policy (at 1M: 131,072 docs, 8 segments), which is
+ * bench:scale's own 1M index and stays. The other variants are 4 GB each; without --keep each is
+ * deleted after the run.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { openIndex } from '../api/openIndex.js';
@@ -20,10 +22,11 @@ import { leafOf } from '../../segments/index/IndexReader.js';
 import { IndexSearcher } from '../../query/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
 import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
-import { benchDataset, benchIndexVariant, ensureIndex, loadQueries, recallAt, summarize, table, type BuildFacts } from './benchData.js';
+import { benchDataset, benchIndexVariant, ensureIndex, loadQueries, recallAt, summarize, table, type BenchDataset, type BuildFacts } from './benchData.js';
 
 export interface SweepOptions {
-  readonly segmentDocs: readonly number[];
+  /** Docs per segment of each variant; undefined: the builder's default policy (bench:scale's own 1M index, kept). */
+  readonly segmentDocs: readonly (number | undefined)[];
   readonly queries: number;
   readonly keep: boolean;
 }
@@ -46,21 +49,23 @@ export async function segmentSweep(options: SweepOptions): Promise<void> {
   const variants: Variant[] = [];
   const toDelete: string[] = [];
   const closers: (() => Promise<void> | void)[] = [];
+  let first: BenchDataset | null = null;
   for (const docs of options.segmentDocs) {
-    const ds = benchIndexVariant(base, `seg${docs}`, docs);
+    const ds = docs === undefined ? benchIndexVariant(base, 'scale') : benchIndexVariant(base, `seg${docs}`, docs);
+    first ??= ds;
     const build = ensureIndex(ds);
-    toDelete.push(ds.indexDir, `${ds.indexDir}.build.json`);
+    if (docs !== undefined) toDelete.push(ds.indexDir, `${ds.indexDir}.build.json`);
     const index = await openIndex(ds.indexDir);
     closers.push(() => index.close());
-    const segments = (await index.describe()).segments.length;
-    variants.push({ label: `${docs.toLocaleString()} docs`, segments, build, search: viaIndex(index) });
+    const d = await index.describe();
+    const label = `${docs === undefined ? 'default policy: ' : ''}${d.segments[0].docs.toLocaleString()} docs`;
+    variants.push({ label, segments: d.segments.length, build, search: viaIndex(index) });
   }
-  // The smallest segments with the shared cross-segment bar (Lucene's MultiLeafKnnCollector).
-  const smallest = benchIndexVariant(base, `seg${Math.min(...options.segmentDocs)}`, Math.min(...options.segmentDocs));
-  const reader = DirectoryReader.open(smallest.indexDir);
+  // The first variant again, with the top-k bar shared across its segments (Lucene's MultiLeafKnnCollector).
+  const reader = DirectoryReader.open(first!.indexDir);
   closers.unshift(() => reader.close());
   const searcher = new IndexSearcher(reader, { executor: Executor.get() });
-  variants.push({ label: `${smallest.segmentDocs.toLocaleString()} docs, multiLeaf`, segments: reader.leaves.length, build: null, search: viaMultiLeaf(searcher, reader) });
+  variants.push({ label: `${variants[0].label}, multiLeaf`, segments: reader.leaves.length, build: null, search: viaMultiLeaf(searcher, reader) });
 
   const { vectors, truth } = await loadQueries(base);
   process.stderr.write(`sweep: warming up ${variants.length} variants\n`);
