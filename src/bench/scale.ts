@@ -41,6 +41,7 @@ import { segmentSweep } from './scaleSweep.js';
 const { values } = parseArgs({
   options: {
     sweep: { type: 'boolean' },
+    n: { type: 'string' },
     'segment-docs': { type: 'string' },
     keep: { type: 'boolean' },
     sizes: { type: 'string' },
@@ -59,7 +60,7 @@ const list = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map((x
 
 if (values.sweep) {
   const docs = (values['segment-docs'] ?? 'default,250000,500000,1000000').split(',').map((x) => (x === 'default' ? undefined : Number(x.replace(/_/g, ''))));
-  await segmentSweep({ segmentDocs: docs, queries: Number(values.queries ?? 1000), keep: values.keep === true });
+  await segmentSweep({ n: Number(values.n ?? 1_000_000), segmentDocs: docs, queries: Number(values.queries ?? 1000), keep: values.keep === true });
   process.exit(0);
 }
 

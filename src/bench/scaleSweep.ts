@@ -7,7 +7,7 @@
  * num_candidates 100 (and 200, to compare at equal recall). One extra variant shares the top-k
  * bar across the first variant's segments (KnnOptions.multiLeaf).
  *
- *   npm run bench:scale -- --sweep [--segment-docs default,250000,500000,1000000] [--queries 1000] [--keep]
+ *   npm run bench:scale -- --sweep [--n 1000000] [--segment-docs default,250000,500000,1000000] [--queries 1000] [--keep]
  *
  * `default` is the builder's default policy (at 1M: 131,072 docs, 8 segments), which is
  * bench:scale's own 1M index and stays. The other variants are 4 GB each; without --keep each is
@@ -27,6 +27,7 @@ import { benchDataset, benchIndexVariant, ensureIndex, loadQueries, recallAt, su
 export interface SweepOptions {
   /** Docs per segment of each variant; undefined: the builder's default policy (bench:scale's own 1M index, kept). */
   readonly segmentDocs: readonly (number | undefined)[];
+  readonly n: number;
   readonly queries: number;
   readonly keep: boolean;
 }
@@ -45,7 +46,7 @@ interface Variant {
 }
 
 export async function segmentSweep(options: SweepOptions): Promise<void> {
-  const base = benchDataset(1_000_000, 1024, options.queries);
+  const base = benchDataset(options.n, 1024, options.queries);
   const variants: Variant[] = [];
   const toDelete: string[] = [];
   const closers: (() => Promise<void> | void)[] = [];
@@ -107,7 +108,7 @@ export async function segmentSweep(options: SweepOptions): Promise<void> {
   const threads = Executor.get().threads;
   process.stdout.write(
     [
-      `bench:scale --sweep  1,000,000 x 1024 cosine, ${vectors.length} queries, k=10, warm, ${threads} executor threads; variants interleaved query by query`,
+      `bench:scale --sweep  ${options.n.toLocaleString()} x 1024 cosine, ${vectors.length} queries, k=10, warm, ${threads} executor threads; variants interleaved query by query`,
       'first phase and visited at oversample 5 (k\' = 50); build: prescore build in a child process, this machine',
       table(['segment size', 'segments', 'num_candidates', 'recall@10 os3', 'recall@10 os5', 'first-phase p50 ms', 'p99 ms', 'visited/q', 'build', 'build peak RSS GiB'], rows),
     ].join('\n') + '\n',
