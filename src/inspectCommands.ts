@@ -2,9 +2,10 @@ import { parseArgs } from 'node:util';
 import { basename } from 'node:path';
 import { describeReader } from './api/openIndex.js';
 import { DEFAULT_READ_PATH } from '../query/IndexSearcher.js';
+import { defaultExecutorThreads } from './executor/Executor.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 
-const INFO_USAGE = 'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes and page-cache residency.\n';
+const INFO_USAGE = 'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes, page-cache residency,\nand the RAM serving it takes (memory: codes and graphs once per process, scratch per worker for\nPRESCORE_THREADS workers).\n';
 const CHECK_USAGE = 'Usage: prescore check --index DIR\n\nVerifies the CRC32 footer of every file of every segment (reads every byte).\n';
 
 function indexArg(argv: string[], usage: string): string | number {
@@ -27,7 +28,7 @@ export async function infoCommand(argv: string[]): Promise<number> {
   if (typeof dir === 'number') return dir;
   try {
     const reader = DirectoryReader.open(dir);
-    process.stdout.write(`${JSON.stringify(describeReader(reader, basename(reader.dir), DEFAULT_READ_PATH), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(describeReader(reader, basename(reader.dir), DEFAULT_READ_PATH, { threads: defaultExecutorThreads() }), null, 2)}\n`);
     return 0;
   } catch (e) {
     process.stderr.write(`prescore info: ${(e as Error).message}\n`);

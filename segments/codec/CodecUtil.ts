@@ -135,6 +135,54 @@ export function checksumEntireFile(slice: FileSlice): number {
   return crc;
 }
 
+/** Chunk of a checksummed read (sequential reads of this size keep the disk streaming). */
+const READ_CHUNK = 8 << 20;
+
+/**
+ * Reads a whole file slice once, front to back, checking its CRC32 footer on the way: the bytes
+ * at [at, at + into.length) of the slice land directly in `into` (e.g. a segment's records in
+ * an arena), the rest (header, other regions, footer) pass through a chunk buffer. One pass, so
+ * the check costs no second read of the data (Lucene's checksum-while-reading inputs).
+ * Throws CorruptIndexException naming the file on a mismatch or a truncated file.
+ */
+export function readChecksummedInto(slice: FileSlice, at: number, into: Uint8Array): void {
+  if (at < 0 || at + into.length > slice.length - FOOTER_LENGTH + 8) {
+    throw new CorruptIndexException(`read [${at}, ${at + into.length}) outside the data of a file of length ${slice.length}`, slice.name);
+  }
+  const tail = readSliceBytes(slice, Math.max(0, slice.length - FOOTER_LENGTH), Math.min(slice.length, FOOTER_LENGTH));
+  const expected = validateFooter(tail, slice.length, slice.name);
+  const end = slice.length - 8;
+  const fd = openSync(slice.path, 'r');
+  let buf: Uint8Array | null = null;
+  let crc = 0;
+  try {
+    const read = (dest: Uint8Array, pos: number): void => {
+      for (let done = 0; done < dest.length; ) {
+        const n = readSync(fd, dest, done, dest.length - done, slice.offset + pos + done);
+        if (n <= 0) throw new CorruptIndexException(`unexpected EOF at ${pos + done}`, slice.name);
+        done += n;
+      }
+      crc = crc32(dest, crc);
+    };
+    for (let pos = 0; pos < end; ) {
+      const inside = pos >= at && pos < at + into.length;
+      const stop = Math.min(end, pos + READ_CHUNK, inside ? at + into.length : pos < at ? at : end);
+      if (inside) {
+        read(into.subarray(pos - at, stop - at), pos);
+      } else {
+        if (buf === null || buf.length < stop - pos) buf = new Uint8Array(stop - pos);
+        read(buf.subarray(0, stop - pos), pos);
+      }
+      pos = stop;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (crc !== expected) {
+    throw new CorruptIndexException(`checksum failed (hardware problem?) : expected=${hex32(expected)} actual=${hex32(crc)}`, slice.name);
+  }
+}
+
 function validateFooter(tail: Uint8Array, fileLength: number, resource: string): number {
   if (fileLength < FOOTER_LENGTH || tail.length < FOOTER_LENGTH) {
     throw new CorruptIndexException(`misplaced codec footer (file truncated?): length=${fileLength} but footerLength==${FOOTER_LENGTH}`, resource);

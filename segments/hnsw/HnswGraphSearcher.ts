@@ -1,6 +1,6 @@
 import { NeighborQueue, nextUpFloat } from './NeighborQueue.js';
 import { FloatHeap, GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
-import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
+import type { HnswGraph } from './HnswGraph.js';
 import type { RandomVectorScorer } from './RandomVectorScorer.js';
 
 /**
@@ -31,9 +31,9 @@ export function acceptPredicate(accept: AcceptOrds | null | undefined): ((ord: n
 }
 
 /**
- * Lucene's HnswGraphSearcher over an OnHeapHnswGraph: greedy descent (ef = 1) through the upper
- * levels from the entry node, then a beam search on level 0 with a result queue of
- * max(k, ef); the best k are returned. Equal scores resolve to the smaller ordinal (NeighborQueue).
+ * Lucene's HnswGraphSearcher over an HnswGraph (on the heap, or resident in kernel memory):
+ * greedy descent (ef = 1) through the upper levels from the entry node, then a beam search on
+ * level 0 with a result queue of max(k, ef); the best k are returned. Equal scores resolve to the smaller ordinal (NeighborQueue).
  *
  * One instance holds reusable scratch (queues, a generation-stamped visited array, neighbour
  * buffers), so a search allocates only its result arrays. Not thread-safe; use one per worker.
@@ -72,7 +72,7 @@ export class HnswGraphSearcher {
    */
   search(
     scorer: RandomVectorScorer,
-    graph: OnHeapHnswGraph,
+    graph: HnswGraph,
     k: number,
     ef = k,
     acceptOrds?: AcceptOrds | null,
@@ -109,7 +109,7 @@ export class HnswGraphSearcher {
    * graph is empty or the visit limit was reached; visitedSoFar counts the vectors it scored.
    * For searchers that run level 0 elsewhere (ResidentGraphSearcher).
    */
-  descend(scorer: RandomVectorScorer, graph: OnHeapHnswGraph, visitedLimit = Infinity): number {
+  descend(scorer: RandomVectorScorer, graph: HnswGraph, visitedLimit = Infinity): number {
     this.resetCounters(visitedLimit);
     return graph.size() === 0 ? -1 : this.findBestEntryPoint(scorer, graph);
   }
@@ -133,7 +133,7 @@ export class HnswGraphSearcher {
   }
 
   /** Greedy descent through levels numLevels-1 .. 1; -1 when the graph is empty or the visit limit hit. */
-  private findBestEntryPoint(scorer: RandomVectorScorer, graph: OnHeapHnswGraph): number {
+  private findBestEntryPoint(scorer: RandomVectorScorer, graph: HnswGraph): number {
     let ep = graph.entryNode;
     if (ep === -1 || graph.numLevels === 1) return ep;
     this.newGeneration(graph.size());
@@ -196,7 +196,7 @@ export class HnswGraphSearcher {
     level: number,
     eps: Int32Array,
     numEps: number,
-    graph: OnHeapHnswGraph,
+    graph: HnswGraph,
     accept: ((ord: number) => boolean) | null,
   ): void {
     this.newGeneration(graph.size());
@@ -333,7 +333,7 @@ class MultiLeafState {
 /** One-shot convenience over a fresh searcher. */
 export function searchGraph(
   scorer: RandomVectorScorer,
-  graph: OnHeapHnswGraph,
+  graph: HnswGraph,
   k: number,
   ef = k,
   acceptOrds?: AcceptOrds | null,

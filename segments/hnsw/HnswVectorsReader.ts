@@ -1,8 +1,16 @@
-import { checkDataFileStructure, checkIndexHeader, checksumEntireFile, FOOTER_LENGTH, indexHeaderLength, openChecksummed } from '../codec/CodecUtil.js';
+import {
+  checkDataFileStructure,
+  checkIndexHeader,
+  checksumEntireFile,
+  FOOTER_LENGTH,
+  indexHeaderLength,
+  openChecksummed,
+} from '../codec/CodecUtil.js';
 import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import { DirectMonotonicMeta, DirectMonotonicReader } from '../packed/DirectMonotonicReader.js';
 import { ByteArrayDataInput } from '../store/DataInput.js';
 import { readSliceBytes, type FileSlice } from '../store/FileSlice.js';
+import { MappedFile } from '../store/native/MappedFile.js';
 import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import {
   HNSW_INDEX_CODEC,
@@ -44,7 +52,18 @@ interface IndexSource {
   readonly name: string;
   readonly length: number;
   read(offset: number, length: number): Uint8Array;
+  /** Runs `use` over the whole file's bytes once their CRC32 matched the footer. */
+  withVerified(use: (bytes: Uint8Array) => void): void;
   checksumAll(): void;
+}
+
+/**
+ * Where decoded neighbour lists go: per level, an Int32Array of `stride`-int slots
+ * `[count, ords...]`, slot i holding the i-th node of the level (ascending node order; on level
+ * 0 slot == node).
+ */
+export interface GraphListsTarget {
+  level(level: number): { readonly adj: Int32Array; readonly stride: number };
 }
 
 /**
@@ -78,6 +97,18 @@ export class HnswVectorsReader {
       name: index.name,
       length: index.length,
       read: (offset, length) => readSliceBytes(index, offset, length),
+      withVerified: (use) => {
+        // Mapped, not read into the heap: one sequential pass over file-backed pages (no
+        // transient anonymous copy of the file), dropped again when the mapping closes.
+        const file = MappedFile.open(index.path, index.offset, index.length, { advice: 'sequential' });
+        try {
+          const bytes = file.bytes();
+          openChecksummed(bytes, index.name);
+          use(bytes);
+        } finally {
+          file.close();
+        }
+      },
       checksumAll: () => void checksumEntireFile(index),
     };
     return HnswVectorsReader.load(metaBytes, meta.name, source, header.version, indexHeaderLength(HNSW_INDEX_CODEC, segmentSuffix), segmentId, segmentSuffix, () =>
@@ -107,6 +138,10 @@ export class HnswVectorsReader {
       name: indexName,
       length: indexBytes.length,
       read: (offset, length) => indexBytes.subarray(offset, offset + length),
+      withVerified: (use) => {
+        openChecksummed(indexBytes, indexName);
+        use(indexBytes);
+      },
       checksumAll: () => void openChecksummed(indexBytes, indexName),
     };
     return HnswVectorsReader.load(metaBytes, metaName, source, header.version, input.position, segmentId, segmentSuffix, () =>
@@ -159,6 +194,19 @@ export class HnswVectorsReader {
       this.graphs.set(fieldNumber, g);
     }
     return g;
+  }
+
+  /**
+   * Reads the whole `.vex` once (mapped), checking its CRC32, and decodes the field's neighbour
+   * lists straight into `target` (e.g. an arena: no graph object on the heap). Returns
+   * false when the field has no graph. Lists hold at most 2M ords (so a stride of 2M + 1 fits).
+   */
+  loadGraphInto(fieldNumber: number, target: GraphListsTarget): boolean {
+    const entry = this.fields.get(fieldNumber);
+    if (!entry) throw new RangeError(`no HNSW field number ${fieldNumber}`);
+    if (!hasGraph(entry)) return false;
+    this.index.withVerified((bytes) => decodeLists(entry, this.version, bytes, 0, this.index.name, target));
+    return true;
   }
 
   /** Full CRC32 verification of both files (Lucene's checkIntegrity). */
@@ -309,8 +357,19 @@ function checkRanges(entry: HnswFieldEntry, dataStart: number, dataEnd: number, 
   }
 }
 
+/** False for a field stored without a graph (searched exhaustively). */
+export function hasGraph(entry: HnswFieldEntry): boolean {
+  return !(entry.numLevels === 0 || entry.size === 0 || entry.vectorIndexLength === 0 || entry.offsetsMeta === null);
+}
+
+/** The level-0 entry point of a loaded graph: the first node of the top level (node 0 with one level). */
+export function entryNodeOf(entry: HnswFieldEntry): number {
+  const top = entry.numLevels - 1;
+  return top > 0 ? entry.nodesByLevel[top]![0] : 0;
+}
+
 function loadGraph(entry: HnswFieldEntry, version: number, index: IndexSource): OnHeapHnswGraph | null {
-  if (entry.numLevels === 0 || entry.size === 0 || entry.vectorIndexLength === 0 || entry.offsetsMeta === null) return null;
+  if (!hasGraph(entry)) return null;
   // one read covering the neighbour lists and the offset table that follows them
   const lo = Math.min(entry.vectorIndexOffset, entry.offsetsOffset);
   const hi = Math.max(entry.vectorIndexOffset + entry.vectorIndexLength, entry.offsetsOffset + entry.offsetsLength);
@@ -319,15 +378,7 @@ function loadGraph(entry: HnswFieldEntry, version: number, index: IndexSource): 
 
 /** `bytes` holds the file range starting at absolute offset `base`. */
 function decodeGraph(entry: HnswFieldEntry, version: number, bytes: Uint8Array, base: number, name: string): OnHeapHnswGraph {
-  const { size, numLevels, fieldNumber } = entry;
-  const vectorIndexOffset = entry.vectorIndexOffset - base;
-  const vectorIndexLength = entry.vectorIndexLength;
-  const offsets = new DirectMonotonicReader(entry.offsetsMeta!, bytes, entry.offsetsOffset - base, entry.offsetsLength, name).decodeAll();
-  if (offsets.length !== size + entry.nodesByLevel.reduce((a, l) => a + (l ? l.length : 0), 0)) {
-    throw new CorruptIndexException(`offset table of field ${fieldNumber} has ${offsets.length} entries`, name);
-  }
-  const dec = new NeighborDecoder(bytes, vectorIndexOffset + vectorIndexLength, name);
-
+  const { size, numLevels } = entry;
   // Lucene's reader decodes into a buffer of 2*M ints, so no valid graph has longer lists
   const cap = 2 * entry.M;
   const graph = new OnHeapHnswGraph({ maxConn: entry.M, expectedSize: size, withScores: false, capacity0: cap, capacityUpper: cap });
@@ -336,16 +387,31 @@ function decodeGraph(entry: HnswFieldEntry, version: number, bytes: Uint8Array, 
     const nodes = entry.nodesByLevel[level]!;
     for (let i = 0; i < nodes.length; i++) graph.addNode(level, nodes[i]);
   }
+  // upper-level slots follow insertion order, which is the level's ascending node order
+  decodeLists(entry, version, bytes, base, name, { level: (level) => graph.store(level) });
+  graph.setEntryNode(entryNodeOf(entry), numLevels - 1);
+  return graph;
+}
 
+/** Decodes every level's lists into `target`, range-checking offsets, counts and ords. */
+function decodeLists(entry: HnswFieldEntry, version: number, bytes: Uint8Array, base: number, name: string, target: GraphListsTarget): void {
+  const { size, numLevels, fieldNumber } = entry;
+  const vectorIndexOffset = entry.vectorIndexOffset - base;
+  const vectorIndexLength = entry.vectorIndexLength;
+  const offsets = new DirectMonotonicReader(entry.offsetsMeta!, bytes, entry.offsetsOffset - base, entry.offsetsLength, name).decodeAll();
+  if (offsets.length !== size + entry.nodesByLevel.reduce((a, l) => a + (l ? l.length : 0), 0)) {
+    throw new CorruptIndexException(`offset table of field ${fieldNumber} has ${offsets.length} entries`, name);
+  }
+  const dec = new NeighborDecoder(bytes, vectorIndexOffset + vectorIndexLength, name);
+  const cap = 2 * entry.M;
   const buf = new Int32Array(cap);
   const groupVarint = version >= HNSW_VERSION_GROUPVARINT;
   let k = 0;
   for (let level = 0; level < numLevels; level++) {
     const nodes = entry.nodesByLevel[level];
     const count = level === 0 ? size : nodes!.length;
-    const store = graph.store(level);
-    const adj = store.adj;
-    const stride = store.stride;
+    const { adj, stride } = target.level(level);
+    if (stride < cap + 1 || adj.length < count * stride) throw new RangeError(`level ${level} target holds ${adj.length} ints, needs ${count} x ${cap + 1}`);
     for (let i = 0; i < count; i++, k++) {
       const node = level === 0 ? i : nodes![i];
       const off = offsets[k];
@@ -357,7 +423,7 @@ function decodeGraph(entry: HnswFieldEntry, version: number, bytes: Uint8Array, 
       if (n < 0 || n > cap) throw new CorruptIndexException(`neighbour count ${n} of node ${node} on level ${level} exceeds 2*M = ${cap}`, name);
       if (groupVarint) dec.groupVInts(buf, n);
       else for (let j = 0; j < n; j++) buf[j] = dec.vint();
-      const at = graph.slot(level, node) * stride;
+      const at = i * stride;
       adj[at] = n;
       let prev = 0;
       for (let j = 0; j < n; j++) {
@@ -368,7 +434,4 @@ function decodeGraph(entry: HnswFieldEntry, version: number, bytes: Uint8Array, 
       }
     }
   }
-  const top = numLevels - 1;
-  graph.setEntryNode(top > 0 ? entry.nodesByLevel[top]![0] : 0, top);
-  return graph;
 }

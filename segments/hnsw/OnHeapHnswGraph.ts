@@ -1,3 +1,5 @@
+import type { HnswGraph } from './HnswGraph.js';
+
 /**
  * An HNSW graph held in typed arrays (Lucene's OnHeapHnswGraph, without an object per node).
  *
@@ -83,7 +85,7 @@ export interface OnHeapHnswGraphOptions {
   readonly capacityUpper?: number;
 }
 
-export class OnHeapHnswGraph {
+export class OnHeapHnswGraph implements HnswGraph {
   readonly maxConn: number;
   readonly maxConn0: number;
   private readonly withScores: boolean;

@@ -1,134 +1,121 @@
 import { Kernels } from '../kernels/Kernels.js';
+import { SEARCH_CONTEXT as CTX } from '../kernels/SearchContextLayout.js';
 import type { BinaryQuantizedScorer, ResidentRecords } from '../quantized/BinaryQuantizedScorer.js';
 import type { GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
 import { HnswGraphSearcher, type KnnSearchResult } from './HnswGraphSearcher.js';
 import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
-
-/** Byte offsets of the search context block (kernels.wat, hnswSearchL0). */
-const CTX = {
-  planes: 0, codeBytes: 4, pad: 8, records: 12, recordSize: 16, ay: 20, uy: 24, y1: 28, corrY: 32,
-  dims: 36, similarity: 40, centroidDP: 44, adj: 48, stride: 52, visited: 56, gen: 60, live: 64,
-  candidates: 68, results: 72, k: 76, nbrOrds: 80, nbrScores: 84, entry: 88, visitedCount: 92,
-  visitLimit: 96, outOrds: 100, outScores: 104, bytes: 112,
-} as const;
+import { residentGraphBytes, ResidentGraph, writeResidentGraph, type ResidentGraphLayout } from './ResidentGraph.js';
 
 const MAX_VISIT_LIMIT = 0x7fffffff;
 
-/** Level 0's heap lists once the searcher owns the graph (they live in kernel memory). */
+/** Level 0's heap lists once a searcher has copied the graph into kernel memory. */
 const NO_LISTS = new Int32Array(0);
 
+/** A live-ords bitset both as the JS searcher reads it and where the kernel reads it (0: every ord live). */
+export interface ResidentLiveOrds {
+  readonly bits: Uint32Array | null;
+  readonly ptr: number;
+}
+
 /**
- * HNSW search of one segment whose 1-bit records and level-0 neighbour lists live in a kernels
- * instance's memory. The greedy descent through the upper levels (a few dozen scores) runs in JS;
- * the level-0 beam search, where nearly all the time goes, runs in wasm (kernels.wat,
- * hnswSearchL0): no JS heap operations or per-neighbour calls across the boundary, one kernel call
- * per search. Results (ords, scores, visited count) are identical to HnswGraphSearcher's, which
- * the tests check on every similarity.
+ * HNSW search of one segment whose 1-bit records and graph live in a kernels instance's memory
+ * (a shared arena, or the thread's own memory). The greedy descent through the upper levels (a
+ * few dozen scores) runs in JS over views of that memory; the level-0 beam search, where nearly
+ * all the time goes, runs in wasm (kernels.wat, hnswSearchL0): no JS heap operations or
+ * per-neighbour calls across the boundary, one kernel call per search. Results (ords, scores,
+ * visited count) are identical to HnswGraphSearcher's, which the tests check on every similarity.
  *
- * Owns its kernel memory (level-0 lists, visited stamps, queues); release() frees it. Not
- * thread-safe: one per segment per worker.
+ * The graph and records are only read. What a search writes (visit stamps, heaps, the context
+ * block) is the thread's GraphSearchScratch, one per kernels instance, shared by every segment
+ * it searches. Not thread-safe: one per segment per thread.
  */
 export class ResidentGraphSearcher {
-  private readonly upper: HnswGraphSearcher;
-  private gen = 0;
-  private k = 0;
-  private resultsPtr = 0;
-  private outOrdsPtr = 0;
-  private outScoresPtr = 0;
   private released = false;
+  readonly graph: ResidentGraph;
 
   private constructor(
     private readonly kernels: Kernels,
-    readonly graph: OnHeapHnswGraph,
-    private readonly liveOrds: Uint32Array | null,
-    private readonly ptrs: { ctx: number; adj: number; visited: number; candidates: number; nbrOrds: number; nbrScores: number; pad: number; live: number },
-    private readonly size: number,
-    private readonly codeBytes: number,
+    private readonly scratch: GraphSearchScratch,
+    layout: ResidentGraphLayout,
+    private readonly records: ResidentRecords,
+    private readonly live: ResidentLiveOrds,
+    /** Kernel memory this searcher allocated itself (load()), freed on release. */
+    private readonly owned: number,
   ) {
-    this.upper = new HnswGraphSearcher(size);
+    this.graph = new ResidentGraph(layout, kernels.memory);
+  }
+
+  /** A searcher over a graph already laid out in the kernels' memory (a segment loaded into an arena). */
+  static attach(kernels: Kernels, records: ResidentRecords, layout: ResidentGraphLayout, live: ResidentLiveOrds): ResidentGraphSearcher {
+    return ResidentGraphSearcher.create(kernels, records, layout, live, 0);
   }
 
   /**
-   * Moves level 0 of `graph` into the kernels' memory next to the records (with the live-ords
-   * bitset, if any). The searcher takes the graph over: its heap copy of level 0 is released, and
-   * the upper levels stay on the heap for the descent.
+   * Copies `graph` into the kernels' memory next to the records (with the live-ords bitset, if
+   * any) and searches it there. The searcher takes the graph over: its heap copy of level 0 is
+   * released.
    */
   static load(kernels: Kernels, records: ResidentRecords, graph: OnHeapHnswGraph, liveOrds: Uint32Array | null): ResidentGraphSearcher {
-    const size = graph.size();
-    if (size > records.count) throw new RangeError(`graph has ${size} nodes but only ${records.count} records`);
-    Kernels.checkOsqRecords(records.recordBytes, records.codeBytes);
-    const level0 = graph.store(0);
-    const stride = level0.stride;
-    const owned: number[] = [];
-    const alloc = (bytes: number, align = 16): number => {
-      const p = kernels.alloc(Math.max(bytes, 8), align);
-      owned.push(p);
-      return p;
-    };
+    const shapes = Array.from({ length: graph.numLevels - 1 }, (_, i) => ({ count: graph.levelSize(i + 1), stride: graph.store(i + 1).stride }));
+    const graphBytes = residentGraphBytes(graph.size(), graph.store(0).stride, shapes);
+    const owned = kernels.alloc(64 + graphBytes + (liveOrds ? 4 * liveOrds.length : 0), 64);
     try {
-      const ptrs = {
-        ctx: alloc(CTX.bytes),
-        adj: alloc(4 * size * stride),
-        visited: alloc(4 * size),
-        candidates: alloc(8 * size, 8),
-        nbrOrds: alloc(4 * stride),
-        nbrScores: alloc(4 * stride),
-        pad: alloc(4 * ((records.codeBytes + 15) & ~15)),
-        live: liveOrds ? alloc(4 * liveOrds.length) : 0,
-      };
-      const i32 = kernels.i32();
-      i32.set(level0.adj.subarray(0, size * stride), ptrs.adj >>> 2);
-      i32.fill(0, ptrs.visited >>> 2, (ptrs.visited >>> 2) + size);
-      if (liveOrds) new Uint32Array(i32.buffer).set(liveOrds, ptrs.live >>> 2);
-      const c = ptrs.ctx >>> 2;
-      i32[c + CTX.records / 4] = records.recordsPtr;
-      i32[c + CTX.recordSize / 4] = records.recordBytes;
-      i32[c + CTX.codeBytes / 4] = records.codeBytes;
-      i32[c + CTX.pad / 4] = ptrs.pad;
-      i32[c + CTX.adj / 4] = ptrs.adj;
-      i32[c + CTX.stride / 4] = stride;
-      i32[c + CTX.visited / 4] = ptrs.visited;
-      i32[c + CTX.live / 4] = ptrs.live;
-      i32[c + CTX.candidates / 4] = ptrs.candidates;
-      i32[c + CTX.nbrOrds / 4] = ptrs.nbrOrds;
-      i32[c + CTX.nbrScores / 4] = ptrs.nbrScores;
-      level0.adj = NO_LISTS;
-      return new ResidentGraphSearcher(kernels, graph, liveOrds, ptrs, size, records.codeBytes);
+      const layout = writeResidentGraph(kernels.memory.buffer, owned, graph);
+      let ptr = 0;
+      if (liveOrds) {
+        ptr = owned + 64 + graphBytes;
+        new Uint32Array(kernels.memory.buffer).set(liveOrds, ptr >>> 2);
+      }
+      const searcher = ResidentGraphSearcher.create(kernels, records, layout, { bits: liveOrds, ptr }, owned);
+      graph.store(0).adj = NO_LISTS;
+      return searcher;
     } catch (e) {
-      for (const p of owned) kernels.free(p);
+      kernels.free(owned);
       throw e;
     }
   }
 
+  private static create(kernels: Kernels, records: ResidentRecords, layout: ResidentGraphLayout, live: ResidentLiveOrds, owned: number): ResidentGraphSearcher {
+    if (layout.size > records.count) throw new RangeError(`graph has ${layout.size} nodes but only ${records.count} records`);
+    Kernels.checkOsqRecords(records.recordBytes, records.codeBytes);
+    const scratch = GraphSearchScratch.acquire(kernels, layout.size, maxStride(layout), records.codeBytes);
+    return new ResidentGraphSearcher(kernels, scratch, layout, records, live, owned);
+  }
+
   /**
    * Approximate top-k for the query currently set on `scorer` (which must score this searcher's
-   * records): the same contract as HnswGraphSearcher.search with acceptOrds = the live ords given
-   * at load.
+   * records): the same contract as HnswGraphSearcher.search with acceptOrds = the live ords.
    */
   search(scorer: BinaryQuantizedScorer, k: number, ef = k, visitedLimit = Infinity): KnnSearchResult {
     this.checkUsable(scorer);
-    if (k <= 0 || this.size === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
+    const size = this.graph.size();
+    if (k <= 0 || size === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
     if (visitedLimit !== Infinity && !(Number.isInteger(visitedLimit) && visitedLimit >= 0)) {
       throw new RangeError(`visit limit must be a non-negative integer or Infinity, got ${visitedLimit}`);
     }
     const limit = Math.min(visitedLimit, MAX_VISIT_LIMIT);
-    const ep = this.upper.descend(scorer, this.graph, limit);
-    let visited = this.upper.visitedSoFar;
+    const upper = this.scratch.upper;
+    this.graph.refresh();
+    const ep = upper.descend(scorer, this.graph, limit);
+    let visited = upper.visitedSoFar;
     const queueSize = Math.max(k, ef);
     let count = 0;
+    const sc = this.scratch;
     if (ep !== -1) {
-      this.ensureQueue(queueSize);
+      sc.ensureQueue(queueSize);
+      const gen = sc.nextGeneration();
       const kn = this.kernels;
-      if (this.gen === MAX_VISIT_LIMIT) {
-        kn.i32().fill(0, this.ptrs.visited >>> 2, (this.ptrs.visited >>> 2) + this.size);
-        this.gen = 0;
-      }
-      this.gen++;
       const q = scorer.query;
+      const r = this.records;
+      const layout = this.graph.layout;
       const i32 = kn.i32();
       const f32 = kn.f32();
-      const c = this.ptrs.ctx >>> 2;
+      const c = sc.ctx >>> 2;
       i32[c + CTX.planes / 4] = q.planesPtr;
+      i32[c + CTX.codeBytes / 4] = r.codeBytes;
+      i32[c + CTX.pad / 4] = sc.pad;
+      i32[c + CTX.records / 4] = r.recordsPtr;
+      i32[c + CTX.recordSize / 4] = r.recordBytes;
       f32[c + CTX.ay / 4] = q.lower;
       f32[c + CTX.uy / 4] = q.upper;
       i32[c + CTX.y1 / 4] = q.componentSum;
@@ -136,56 +123,166 @@ export class ResidentGraphSearcher {
       i32[c + CTX.dims / 4] = q.dims;
       i32[c + CTX.similarity / 4] = q.similarity;
       f32[c + CTX.centroidDP / 4] = q.centroidDP;
-      i32[c + CTX.gen / 4] = this.gen;
-      i32[c + CTX.results / 4] = this.resultsPtr;
+      i32[c + CTX.adj / 4] = layout.level0;
+      i32[c + CTX.stride / 4] = layout.stride;
+      i32[c + CTX.visited / 4] = sc.visited;
+      i32[c + CTX.gen / 4] = gen;
+      i32[c + CTX.live / 4] = this.live.ptr;
+      i32[c + CTX.candidates / 4] = sc.candidates;
+      i32[c + CTX.results / 4] = sc.results;
       i32[c + CTX.k / 4] = queueSize;
+      i32[c + CTX.nbrOrds / 4] = sc.nbrOrds;
+      i32[c + CTX.nbrScores / 4] = sc.nbrScores;
       i32[c + CTX.entry / 4] = ep;
       i32[c + CTX.visitedCount / 4] = visited;
       i32[c + CTX.visitLimit / 4] = limit;
-      i32[c + CTX.outOrds / 4] = this.outOrdsPtr;
-      i32[c + CTX.outScores / 4] = this.outScoresPtr;
-      count = kn.hnswSearchL0(this.ptrs.ctx);
+      i32[c + CTX.outOrds / 4] = sc.outOrds;
+      i32[c + CTX.outScores / 4] = sc.outScores;
+      count = kn.hnswSearchL0(sc.ctx);
       visited = kn.i32()[c + CTX.visitedCount / 4];
     }
     const take = Math.min(k, count);
     const ords = new Int32Array(take);
     const scores = new Float32Array(take);
     if (take > 0) {
-      ords.set(this.kernels.i32().subarray(this.outOrdsPtr >>> 2, (this.outOrdsPtr >>> 2) + take));
-      scores.set(this.kernels.f32().subarray(this.outScoresPtr >>> 2, (this.outScoresPtr >>> 2) + take));
+      ords.set(this.kernels.i32().subarray(sc.outOrds >>> 2, (sc.outOrds >>> 2) + take));
+      scores.set(this.kernels.f32().subarray(sc.outScores >>> 2, (sc.outScores >>> 2) + take));
     }
     return { ords, scores, visited, earlyTerminated: visited >= visitedLimit };
   }
 
   /**
-   * The same search on the all-JS HnswGraphSearcher, over a view of the resident level 0: for a
+   * The same search on the all-JS HnswGraphSearcher, over views of the resident graph: for a
    * query's shared multi-segment queue (Lucene's MultiLeafKnnCollector), which the kernel does
-   * not do, and for side-by-side comparison. The view would be detached if the kernels' memory
+   * not do, and for side-by-side comparison. A private memory's views would be detached if it
    * grew during the search, so the scorer's scratch is reserved first (a search then allocates
-   * nothing in kernel memory), the memory is checked afterwards, and the view is dropped.
+   * nothing in kernel memory) and the memory is checked afterwards.
    */
   searchJs(scorer: BinaryQuantizedScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null): KnnSearchResult {
     this.checkUsable(scorer);
-    const level0 = this.graph.store(0);
-    scorer.reserve(level0.stride);
-    const base = this.ptrs.adj >>> 2;
-    const view = this.kernels.i32().subarray(base, base + this.size * level0.stride);
-    level0.adj = view;
-    try {
-      const result = this.upper.search(scorer, this.graph, k, ef, this.liveOrds, Infinity, global);
-      if (view.buffer !== this.kernels.memory.buffer) throw new Error('ResidentGraphSearcher.searchJs: kernel memory grew during the search');
-      return result;
-    } finally {
-      level0.adj = NO_LISTS;
-    }
+    scorer.reserve(maxStride(this.graph.layout));
+    this.graph.refresh();
+    const buffer = this.kernels.memory.buffer;
+    const result = this.scratch.upper.search(scorer, this.graph, k, ef, this.live.bits, Infinity, global);
+    if (buffer !== this.kernels.memory.buffer && buffer.byteLength === 0) throw new Error('ResidentGraphSearcher.searchJs: kernel memory grew during the search');
+    return result;
   }
 
   private checkUsable(scorer: BinaryQuantizedScorer): void {
     if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
-    Kernels.checkOsqQuery(scorer.query, this.codeBytes);
+    Kernels.checkOsqQuery(scorer.query, this.records.codeBytes);
   }
 
-  private ensureQueue(k: number): void {
+  /** Frees what this searcher holds of the kernel memory (not the records, nor an arena's graph). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.scratch.release();
+    if (this.owned !== 0) this.kernels.free(this.owned);
+  }
+}
+
+function maxStride(layout: ResidentGraphLayout): number {
+  return Math.max(layout.stride, ...layout.upper.map((l) => l.stride));
+}
+
+/**
+ * What a thread's graph searches write, one per kernels instance, shared by every segment the
+ * thread searches in that memory (searches run one at a time per thread): the context block,
+ * visit stamps and the candidates heap sized to the largest graph, neighbour buffers, the
+ * results queue, and the JS searcher of the upper levels. Counted: the last searcher's release
+ * frees it. Per worker and arena: 12 bytes per node of the largest segment + 16 per queue slot.
+ */
+class GraphSearchScratch {
+  private static readonly byKernels = new WeakMap<Kernels, GraphSearchScratch>();
+  readonly upper = new HnswGraphSearcher();
+  private users = 0;
+  private nodes = 0;
+  private stride = 0;
+  private codeBytes = 0;
+  private k = 0;
+  private gen = 0;
+  ctx = 0;
+  pad = 0;
+  visited = 0;
+  candidates = 0;
+  nbrOrds = 0;
+  nbrScores = 0;
+  results = 0;
+  outOrds = 0;
+  outScores = 0;
+
+  private constructor(private readonly kernels: Kernels) {}
+
+  static acquire(kernels: Kernels, nodes: number, stride: number, codeBytes: number): GraphSearchScratch {
+    let s = GraphSearchScratch.byKernels.get(kernels);
+    if (!s) {
+      s = new GraphSearchScratch(kernels);
+      GraphSearchScratch.byKernels.set(kernels, s);
+    }
+    s.ensure(nodes, stride, codeBytes);
+    s.users++;
+    return s;
+  }
+
+  release(): void {
+    if (--this.users > 0) return;
+    const kn = this.kernels;
+    for (const p of [this.ctx, this.pad, this.visited, this.candidates, this.nbrOrds, this.nbrScores]) if (p !== 0) kn.free(p);
+    this.freeQueue();
+    this.ctx = this.pad = this.visited = this.candidates = this.nbrOrds = this.nbrScores = 0;
+    this.nodes = this.stride = this.codeBytes = 0;
+    GraphSearchScratch.byKernels.delete(kn);
+  }
+
+  private ensure(nodes: number, stride: number, codeBytes: number): void {
+    const kn = this.kernels;
+    if (this.ctx === 0) this.ctx = kn.alloc(CTX.bytes);
+    if (nodes > this.nodes) {
+      const visited = kn.alloc(4 * Math.max(1, nodes));
+      let candidates = 0;
+      try {
+        candidates = kn.alloc(8 * Math.max(1, nodes), 8);
+      } catch (e) {
+        kn.free(visited);
+        throw e;
+      }
+      if (this.visited !== 0) kn.free(this.visited);
+      if (this.candidates !== 0) kn.free(this.candidates);
+      this.visited = visited;
+      this.candidates = candidates;
+      // Fresh stamps: the block may hold an earlier owner's bytes.
+      kn.i32().fill(0, visited >>> 2, (visited >>> 2) + nodes);
+      this.gen = 0;
+      this.nodes = nodes;
+    }
+    if (stride > this.stride) {
+      const ords = kn.alloc(4 * stride);
+      const scores = kn.alloc(4 * stride);
+      if (this.nbrOrds !== 0) kn.free(this.nbrOrds);
+      if (this.nbrScores !== 0) kn.free(this.nbrScores);
+      this.nbrOrds = ords;
+      this.nbrScores = scores;
+      this.stride = stride;
+    }
+    if (codeBytes > this.codeBytes) {
+      const pad = kn.alloc(4 * ((codeBytes + 15) & ~15));
+      if (this.pad !== 0) kn.free(this.pad);
+      this.pad = pad;
+      this.codeBytes = codeBytes;
+    }
+  }
+
+  /** This search's visit stamp (stamps are cleared once 2^31 - 1 searches have used them). */
+  nextGeneration(): number {
+    if (this.gen === MAX_VISIT_LIMIT) {
+      this.kernels.i32().fill(0, this.visited >>> 2, (this.visited >>> 2) + this.nodes);
+      this.gen = 0;
+    }
+    return ++this.gen;
+  }
+
+  ensureQueue(k: number): void {
     if (k <= this.k) return;
     const kn = this.kernels;
     const results = kn.alloc(8 * k, 8);
@@ -194,9 +291,9 @@ export class ResidentGraphSearcher {
       outOrds = kn.alloc(4 * k);
       const outScores = kn.alloc(4 * k);
       this.freeQueue();
-      this.resultsPtr = results;
-      this.outOrdsPtr = outOrds;
-      this.outScoresPtr = outScores;
+      this.results = results;
+      this.outOrds = outOrds;
+      this.outScores = outScores;
       this.k = k;
     } catch (e) {
       kn.free(results);
@@ -207,17 +304,9 @@ export class ResidentGraphSearcher {
 
   private freeQueue(): void {
     if (this.k === 0) return;
-    this.kernels.free(this.resultsPtr);
-    this.kernels.free(this.outOrdsPtr);
-    this.kernels.free(this.outScoresPtr);
+    this.kernels.free(this.results);
+    this.kernels.free(this.outOrds);
+    this.kernels.free(this.outScores);
     this.k = 0;
-  }
-
-  /** Frees this searcher's kernel memory (not the records). */
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.freeQueue();
-    for (const p of Object.values(this.ptrs)) if (p !== 0) this.kernels.free(p);
   }
 }

@@ -98,6 +98,7 @@ class PrescoreSegmentReader implements SegmentReader {
       similarity: f.similarity.ordinal,
       vectors: { path: flat.dataSlice.path, offset: flat.dataSlice.offset + f.vectorDataOffset, byteSize: f.byteSize, size: f.size, ordToDoc: null },
       quantized: {
+        file: quantized.dataSlice,
         path: quantized.dataSlice.path,
         offset: quantized.dataSlice.offset + q.vectorDataOffset,
         count: q.count,
@@ -108,6 +109,7 @@ class PrescoreSegmentReader implements SegmentReader {
       },
       graph: vem && vex ? { vem, vex, segmentId: info.id, suffix: info.suffix, fieldNumber } : null,
       liveOrds: null,
+      resident: null,
     };
     return new PrescoreSegmentReader(info.name, info.maxDoc, handle, ids, flat, quantized, graph, {
       vectors: f.vectorDataLength,

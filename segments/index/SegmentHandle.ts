@@ -1,3 +1,5 @@
+import type { ResidentGraphLayout } from '../hnsw/ResidentGraph.js';
+import type { WasmMemory } from '../kernels/wasmApi.js';
 import type { FileSlice } from '../store/FileSlice.js';
 
 /**
@@ -25,6 +27,35 @@ export interface SegmentHandle {
    * null when every ord is live. Deleted docs are never returned by the first phase.
    */
   readonly liveOrds: Uint32Array | null;
+  /**
+   * Where the segment's codes and graph are held for the whole process (an arena every worker
+   * imports, filled when the index opened); null when each worker is to load a copy of its own
+   * (a reader searched without openIndex, e.g. in tests).
+   */
+  readonly resident: ResidentSegment | null;
+}
+
+/** A shared WebAssembly memory holding whole segments (see Arena.ts); structured-cloneable. */
+export interface ArenaRef {
+  /** Unique in the process: `${indexId}.${ordinal}`. */
+  readonly key: string;
+  readonly indexId: number;
+  readonly memory: WasmMemory;
+  /** Bytes of segment data at the start of the memory; workers' scratch regions follow. */
+  readonly dataBytes: number;
+  /** Bytes of scratch each worker claims at the end of the arena when it first searches it. */
+  readonly scratchBytes: number;
+}
+
+/** A segment's place in an arena (byte addresses in its memory). */
+export interface ResidentSegment {
+  readonly arena: ArenaRef;
+  /** Record 0 of the 1-bit codes (count x recordBytes, as in the `.veq`). */
+  readonly records: number;
+  readonly graph: ResidentGraphLayout | null;
+  /** The live-ords bitset (the handle's liveOrds copied into the arena); 0: every ord live. */
+  readonly live: number;
+  readonly bytes: { readonly codes: number; readonly graph: number };
 }
 
 export interface VectorDataHandle {
@@ -41,6 +72,8 @@ export interface VectorDataHandle {
 }
 
 export interface QuantizedDataHandle {
+  /** The whole `.veq` file (its CRC32 footer is checked when the records are loaded). */
+  readonly file: FileSlice;
   readonly path: string;
   /** Absolute byte offset of record 0. */
   readonly offset: number;

@@ -1,33 +1,39 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { Kernels } from '../kernels/Kernels.js';
 import { threadKernels } from '../kernels/threadKernels.js';
-import { onIndexReleased } from './releaseBoard.js';
-import type { SegmentHandle } from './SegmentHandle.js';
-import { HnswVectorsReader } from '../hnsw/HnswVectorsReader.js';
 import { ResidentGraphSearcher } from '../hnsw/ResidentGraphSearcher.js';
-import type { OnHeapHnswGraph } from '../hnsw/OnHeapHnswGraph.js';
-import type { Kernels } from '../kernels/Kernels.js';
-import { BinaryQuantizedScorer } from '../quantized/BinaryQuantizedScorer.js';
+import { BinaryQuantizedScorer, type ResidentRecords } from '../quantized/BinaryQuantizedScorer.js';
 import { QueryQuantizer } from '../quantized/QueryQuantizer.js';
+import { privateArena } from './Arena.js';
+import { onIndexReleased } from './releaseBoard.js';
+import type { ArenaRef, SegmentHandle } from './SegmentHandle.js';
+import { loadResidentSegment } from './SegmentLoader.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 
-/** A segment as one worker thread holds it for the first phase: codes and graph level 0 in wasm memory. */
+/**
+ * A segment as one worker thread searches it: its codes and graph where the process holds them
+ * (an arena shared by every worker), seen through this thread's kernels instance for that arena,
+ * plus this thread's small per-segment state (query quantizer, planes, scorer buffers).
+ */
 export interface LoadedSegment {
   readonly handle: SegmentHandle;
   readonly kernels: Kernels;
-  readonly recordsPtr: number;
   readonly planesPtr: number;
   readonly quantizer: QueryQuantizer;
   readonly scorer: BinaryQuantizedScorer | null;
-  /** The graph search (upper levels on the heap, level 0 in kernel memory); null: exhaustive scan. */
+  /** The graph search (upper levels and level 0 in the arena); null: exhaustive scan. */
   readonly graph: ResidentGraphSearcher | null;
 }
 
 const loaded = new Map<string, Promise<LoadedSegment>>();
+/** This thread's kernels instance per arena it has searched. */
+const arenaKernels = new Map<string, { readonly indexId: number; readonly kernels: Promise<Kernels> }>();
 
 /**
- * Opens a segment in this worker on first sight and keeps it: the 1-bit records are read with
- * one positioned read straight into the kernels' memory (O(files) I/O, not O(vectors)), the graph
- * is decoded once. Later tasks find it by key.
+ * Opens a segment in this worker on first sight and keeps it. The data is the arena's (loaded
+ * once per process when the index opened): nothing is read or copied here, only this thread's
+ * kernels instance over the arena is made (once per arena) and a few KB of per-segment state. A
+ * handle without an arena (a reader searched without openIndex) is loaded into an arena of this
+ * thread's own, the same way.
  */
 export function loadSegment(handle: SegmentHandle): Promise<LoadedSegment> {
   let p = loaded.get(handle.key);
@@ -39,42 +45,53 @@ export function loadSegment(handle: SegmentHandle): Promise<LoadedSegment> {
   return p;
 }
 
+function kernelsFor(arena: ArenaRef): Promise<Kernels> {
+  let entry = arenaKernels.get(arena.key);
+  if (!entry) {
+    const kernels = Kernels.attach(arena.memory, { scratchBytes: arena.scratchBytes });
+    entry = { indexId: arena.indexId, kernels };
+    arenaKernels.set(arena.key, entry);
+    kernels.catch(() => arenaKernels.delete(arena.key));
+  }
+  return entry.kernels;
+}
+
 async function open(handle: SegmentHandle): Promise<LoadedSegment> {
-  const k = await threadKernels();
   const q = handle.quantized;
+  const sim = VectorSimilarityFunction.fromOrdinal(handle.similarity);
+  if (!q || q.count === 0) {
+    const k = await threadKernels();
+    return { handle, kernels: k, planesPtr: 0, quantizer: new QueryQuantizer(sim, handle.dims), scorer: null, graph: null };
+  }
+  let seg = handle;
+  if (!seg.resident) {
+    seg = privateArena(handle, `private.${handle.key}`);
+    loadResidentSegment(seg);
+  }
+  const r = seg.resident!;
+  const k = await kernelsFor(r.arena);
   // Everything allocated in kernel memory is freed again if any later step fails.
   const undo: (() => void)[] = [];
   try {
-    const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims, k);
+    const quantizer = new QueryQuantizer(sim, handle.dims, k);
     undo.push(() => quantizer.release());
-    if (!q || q.count === 0) {
-      return { handle, kernels: k, recordsPtr: 0, planesPtr: 0, quantizer, scorer: null, graph: null };
-    }
-    const bytes = q.count * q.recordBytes;
-    const recordsPtr = k.alloc(bytes);
-    undo.push(() => k.free(recordsPtr));
     const planesPtr = k.alloc(4 * q.codeBytes);
     undo.push(() => k.free(planesPtr));
-    readInto(q.path, q.offset, k.u8().subarray(recordsPtr, recordsPtr + bytes));
-    let graph: OnHeapHnswGraph | null = null;
-    if (handle.graph) {
-      const g = handle.graph;
-      graph = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber);
-    }
-    const records = { kernels: k, recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes };
+    const records: ResidentRecords = { kernels: k, recordsPtr: r.records, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes };
     const scorer = new BinaryQuantizedScorer(records, {
       planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
     });
     undo.push(() => scorer.release());
-    const search = graph ? ResidentGraphSearcher.load(k, records, graph, handle.liveOrds) : null;
-    return { handle, kernels: k, recordsPtr, planesPtr, quantizer, scorer, graph: search };
+    const graph = r.graph ? ResidentGraphSearcher.attach(k, records, r.graph, { bits: handle.liveOrds, ptr: r.live }) : null;
+    return { handle: seg, kernels: k, planesPtr, quantizer, scorer, graph };
   } catch (e) {
     for (const step of undo.reverse()) step();
     throw e;
   }
 }
 
-// A closed index's segments leave this worker: codes out of wasm memory, graphs to the GC.
+// A closed index leaves this worker: its per-segment state out of the arenas' scratch, then this
+// thread's instances over the arenas (the memories themselves go when no thread refers to them).
 onIndexReleased((indexId) => {
   for (const [key, p] of loaded) {
     void p.then((s) => {
@@ -84,22 +101,9 @@ onIndexReleased((indexId) => {
       s.quantizer.release();
       if (s.scorer) {
         s.scorer.release();
-        s.kernels.free(s.recordsPtr);
         s.kernels.free(s.planesPtr);
       }
     }, () => {});
   }
+  for (const [key, entry] of arenaKernels) if (entry.indexId === indexId) arenaKernels.delete(key);
 });
-
-function readInto(path: string, offset: number, into: Uint8Array): void {
-  const fd = openSync(path, 'r');
-  try {
-    for (let done = 0; done < into.length; ) {
-      const n = readSync(fd, into, done, Math.min(into.length - done, 1 << 30), offset + done);
-      if (n <= 0) throw new Error(`${path}: unexpected end of file reading ${into.length} bytes at ${offset}`);
-      done += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}

@@ -4,7 +4,9 @@
  * Free blocks are kept sorted by address and coalesced on free. Every block boundary is a
  * multiple of GRANULE (16 bytes, one v128), so alignments up to 16 cost nothing; larger
  * alignments split a free block and leave the leading fragment free. When nothing fits, `grow`
- * is asked to extend `end`; the new space is appended to (merged with) the last free block.
+ * is asked to extend `end`; the new space is appended to (merged with) the last free block. A
+ * heap over a part of a memory that others also grow (a worker's scratch in a shared arena) gets
+ * new space as a separate region instead: grow then returns `{ start, end }` anywhere above.
  *
  * Addresses are plain non-negative numbers below 2^32 (wasm32 pointers are unsigned).
  */
@@ -19,6 +21,12 @@ export interface HeapStats {
   readonly allocations: number;
 }
 
+/** Space a grow callback hands over that need not continue the heap's current end. */
+export interface HeapRegion {
+  readonly start: number;
+  readonly end: number;
+}
+
 export class FirstFitHeap {
   /** Sorted, non-adjacent free blocks: starts[i] < ends[i] < starts[i + 1]. */
   private readonly starts: number[] = [];
@@ -27,13 +35,14 @@ export class FirstFitHeap {
   private used = 0;
 
   /**
-   * @param grow called with the smallest end address the heap needs; returns the new end
-   *   (>= the request) or throws when the underlying memory cannot grow.
+   * @param grow called with the smallest end address the heap needs (and the aligned size of the
+   *   block that did not fit); returns the new end (>= the request), or a fresh region of at least
+   *   that size, or throws when the underlying memory cannot grow.
    */
   constructor(
     private readonly base: number,
     private end: number,
-    private readonly grow: (minEnd: number) => number,
+    private readonly grow: (minEnd: number, bytes: number) => number | HeapRegion,
   ) {
     if (base % GRANULE !== 0 || end % GRANULE !== 0 || end < base) {
       throw new RangeError(`heap range [${base}, ${end}) must be ${GRANULE}-aligned`);
@@ -58,12 +67,20 @@ export class FirstFitHeap {
       const tailStart = n > 0 && this.ends[n - 1] === this.end ? this.starts[n - 1] : this.end;
       const minEnd = roundUp(tailStart, a) + size;
       const oldEnd = this.end;
-      const newEnd = this.grow(minEnd);
-      if (newEnd < minEnd || newEnd % GRANULE !== 0) throw new Error(`heap grow returned ${newEnd}, needed ${minEnd}`);
-      this.end = newEnd;
-      this.release(oldEnd, newEnd);
+      const grown = this.grow(minEnd, size + a);
+      if (typeof grown === 'number') {
+        if (grown < minEnd || grown % GRANULE !== 0) throw new Error(`heap grow returned ${grown}, needed ${minEnd}`);
+        this.end = grown;
+        this.release(oldEnd, grown);
+      } else {
+        if (grown.start < oldEnd || grown.end - grown.start < size || grown.start % GRANULE !== 0 || grown.end % GRANULE !== 0) {
+          throw new Error(`heap grow returned [${grown.start}, ${grown.end}), needed ${size} bytes above ${oldEnd}`);
+        }
+        this.end = grown.end;
+        this.release(grown.start, grown.end);
+      }
       ptr = this.fit(size, a);
-      if (ptr < 0) throw new Error(`alloc: no fit for ${size} bytes after growing to ${newEnd}`);
+      if (ptr < 0) throw new Error(`alloc: no fit for ${size} bytes after growing to ${this.end}`);
     }
     this.sizes.set(ptr, size);
     this.used += size;

@@ -1,9 +1,9 @@
-import { FirstFitHeap, type HeapStats } from './FirstFitHeap.js';
-import { loadKernelsBytes, type KernelsBinaryInfo } from './KernelsBinary.js';
+import { FirstFitHeap, type HeapRegion, type HeapStats } from './FirstFitHeap.js';
+import { loadKernelsBytes, type KernelsBinaryInfo, type KernelsMemoryKind } from './KernelsBinary.js';
 import { wasm, type WasmInstance, type WasmMemory, type WasmModule } from './wasmApi.js';
 import type { OsqQueryCorrections } from './OsqEstimator.js';
 
-export type { KernelsBinaryInfo } from './KernelsBinary.js';
+export type { KernelsBinaryInfo, KernelsMemoryKind } from './KernelsBinary.js';
 export type { HeapStats } from './FirstFitHeap.js';
 export type { WasmModule, WasmMemory } from './wasmApi.js';
 
@@ -33,7 +33,7 @@ interface KernelExports {
 }
 
 export interface KernelsLoadOptions {
-  /** A compiled module (e.g. posted from the main thread); skips reading/compiling the binary. */
+  /** A compiled 'private' module (e.g. posted from the main thread); skips reading/compiling the binary. */
   readonly module?: WasmModule;
   /** Initial memory size in bytes (rounded up to 64 KiB pages); default 1 MiB. */
   readonly initialBytes?: number;
@@ -45,21 +45,40 @@ export interface KernelsLoadOptions {
   readonly onGrow?: (buffer: ArrayBuffer) => void;
 }
 
-const PAGE = 65536;
-const MAX_PAGES = 65536; // 4 GiB, wasm32's limit
-/** Addresses below this are never allocated, so 0 can mean "no pointer". */
-const HEAP_BASE = 64;
+export interface KernelsAttachOptions {
+  /** A compiled 'shared' module; default Kernels.module('shared'). */
+  readonly module?: WasmModule;
+  /**
+   * Bytes of this thread's first scratch region in the arena (rounded up to 64 KiB pages); when
+   * it is used up, the arena grows by another region of at least this size.
+   */
+  readonly scratchBytes: number;
+}
 
-let modulePromise: Promise<WasmModule> | undefined;
-let binaryInfo: KernelsBinaryInfo | undefined;
+export const WASM_PAGE = 65536;
+/** 4 GiB, wasm32's limit. */
+export const MAX_WASM_PAGES = 65536;
+const PAGE = WASM_PAGE;
+const MAX_PAGES = MAX_WASM_PAGES;
+/** Addresses below this are never allocated, so 0 can mean "no pointer". */
+export const HEAP_BASE = 64;
+
+const modulePromises = new Map<KernelsMemoryKind, Promise<WasmModule>>();
+const binaryInfos = new Map<KernelsMemoryKind, KernelsBinaryInfo>();
 
 /**
- * Per-thread WebAssembly SIMD kernels: one instance, its own growable memory (up to 4 GiB) and
- * a first-fit allocator over it. Workers load segment data into their own instance's memory and
- * run the 1-bit estimator and fp32 kernels there. Not thread-safe; create one per thread.
+ * Per-thread WebAssembly SIMD kernels: one instance over a memory, and a first-fit allocator over
+ * this thread's part of it. Not thread-safe; create one per thread (per memory).
  *
- * Typed-array views of the memory are invalidated when it grows (every alloc may grow it):
- * always fetch them through u8() / f32() / i32() after allocating.
+ * Two kinds (KernelsMemoryKind): load() gives an instance with its own growable memory (up to
+ * 4 GiB), the thread's scratch for graph building, fp32 rescoring and tests; attach() gives an
+ * instance over a shared arena (segments/index/Arena.ts) holding segments' codes and graphs
+ * that every worker reads, where this thread allocates only inside its own scratch regions
+ * (grown off the arena's end, so no two threads ever share one).
+ *
+ * Typed-array views of a private memory are invalidated when it grows (every alloc may grow
+ * it); views of a shared one stay valid but do not cover later growth. Either way, fetch them
+ * through u8() / f32() / i32() after allocating.
  */
 export class Kernels {
   readonly memory: WasmMemory;
@@ -78,6 +97,8 @@ export class Kernels {
     instance: WasmInstance,
     memory: WasmMemory,
     private readonly onGrow: ((buffer: ArrayBuffer) => void) | undefined,
+    scratch: HeapRegion | null,
+    private readonly scratchBytes = 0,
   ) {
     this.memory = memory;
     this.x = instance.exports as unknown as KernelExports;
@@ -85,11 +106,13 @@ export class Kernels {
     this.u8View = new Uint8Array(this.buffer);
     this.f32View = new Float32Array(this.buffer);
     this.i32View = new Int32Array(this.buffer);
-    this.heap = new FirstFitHeap(HEAP_BASE, memory.buffer.byteLength, (minEnd) => this.growTo(minEnd));
+    this.heap = scratch
+      ? new FirstFitHeap(scratch.start, scratch.end, (_, bytes) => this.claimRegion(bytes))
+      : new FirstFitHeap(HEAP_BASE, memory.buffer.byteLength, (minEnd) => this.growTo(minEnd));
     onGrow?.(this.buffer);
   }
 
-  /** Instantiates the kernels with a fresh memory. The module is compiled once per thread. */
+  /** Instantiates the kernels with a fresh private memory. The module is compiled once per thread. */
   static async load(options: KernelsLoadOptions = {}): Promise<Kernels> {
     const module = options.module ?? (await Kernels.module());
     const initialPages = Math.min(MAX_PAGES, Math.max(1, Math.ceil((options.initialBytes ?? 1 << 20) / PAGE)));
@@ -97,28 +120,50 @@ export class Kernels {
     // Synchronous, like the compile in module(): the async form can wait behind unrelated
     // background compilation jobs.
     const instance = new wasm.Instance(module, { env: { memory } });
-    return new Kernels(instance, memory, options.onGrow);
+    return new Kernels(instance, memory, options.onGrow, null);
   }
 
-  /** The compiled kernels module (cached per thread); structured-cloneable to worker threads. */
-  static module(): Promise<WasmModule> {
-    modulePromise ??= (async () => {
-      const { bytes, source, path, bytesMs } = await loadKernelsBytes();
-      // Synchronous compile: the module is ~3 KB (about a millisecond), whereas the async
-      // WebAssembly.compile queues behind background tier-up of wabt's own large module when
-      // the bytes were just produced by wabt (measured 80-150 ms).
-      const t0 = performance.now();
-      const module = new wasm.Module(bytes);
-      binaryInfo = { source, path, bytesMs, compileMs: performance.now() - t0, byteLength: bytes.byteLength };
-      return module;
-    })();
-    modulePromise.catch(() => (modulePromise = undefined));
-    return modulePromise;
+  /**
+   * Instantiates the kernels over a shared arena memory (another thread may have created it and
+   * be using it at the same time). This thread's allocations go to a scratch region of its own,
+   * claimed by growing the arena; nothing below it is ever handed out by this instance.
+   */
+  static async attach(memory: WasmMemory, options: KernelsAttachOptions): Promise<Kernels> {
+    const module = options.module ?? (await Kernels.module('shared'));
+    const instance = new wasm.Instance(module, { env: { memory } });
+    const scratchBytes = Math.max(PAGE, Math.ceil(options.scratchBytes / PAGE) * PAGE);
+    const region = claimArenaRegion(memory, scratchBytes);
+    return new Kernels(instance, memory, undefined, region, scratchBytes);
   }
 
-  /** How this thread's module was obtained (undefined until module() has resolved). */
-  static binaryInfo(): KernelsBinaryInfo | undefined {
-    return binaryInfo;
+  /** The compiled kernels module of a memory kind (cached per thread); structured-cloneable to worker threads. */
+  static module(memory: KernelsMemoryKind = 'private'): Promise<WasmModule> {
+    let p = modulePromises.get(memory);
+    if (!p) {
+      p = (async () => {
+        const { bytes, source, path, bytesMs } = await loadKernelsBytes(memory);
+        // Synchronous compile: the module is ~3 KB (about a millisecond), whereas the async
+        // WebAssembly.compile queues behind background tier-up of wabt's own large module when
+        // the bytes were just produced by wabt (measured 80-150 ms).
+        const t0 = performance.now();
+        const module = new wasm.Module(bytes);
+        binaryInfos.set(memory, { source, path, bytesMs, compileMs: performance.now() - t0, byteLength: bytes.byteLength });
+        return module;
+      })();
+      modulePromises.set(memory, p);
+      p.catch(() => modulePromises.delete(memory));
+    }
+    return p;
+  }
+
+  /** How this thread's module of a memory kind was obtained (undefined until module() has resolved). */
+  static binaryInfo(memory: KernelsMemoryKind = 'private'): KernelsBinaryInfo | undefined {
+    return binaryInfos.get(memory);
+  }
+
+  /** True for an instance over a shared arena (attach()). */
+  get attached(): boolean {
+    return this.scratchBytes > 0;
   }
 
   // ---- memory ---------------------------------------------------------------------------
@@ -159,6 +204,13 @@ export class Kernels {
     this.u8View = new Uint8Array(this.buffer);
     this.f32View = new Float32Array(this.buffer);
     this.i32View = new Int32Array(this.buffer);
+  }
+
+  /** A further scratch region in the arena, for an allocation of `bytes` that did not fit. */
+  private claimRegion(bytes: number): HeapRegion {
+    const region = claimArenaRegion(this.memory, Math.max(this.scratchBytes, Math.ceil(bytes / PAGE) * PAGE));
+    this.refreshViews();
+    return region;
   }
 
   private growTo(minEnd: number): number {
@@ -310,4 +362,20 @@ export class Kernels {
     if (nq <= 0 || nd <= 0) return;
     this.x.dotBatch(queriesPtr, nq, docsPtr, nd, dim, outPtr);
   }
+}
+
+/**
+ * Grows a shared arena by `bytes` (a page multiple) and returns the new space. memory.grow is
+ * atomic, so threads growing the same arena at once each get a region of their own.
+ */
+function claimArenaRegion(memory: WasmMemory, bytes: number): HeapRegion {
+  const pages = bytes / PAGE;
+  let before: number;
+  try {
+    before = memory.grow(pages);
+  } catch (e) {
+    const have = memory.buffer.byteLength;
+    throw new RangeError(`arena of ${have} bytes cannot grow by ${bytes} bytes of worker scratch (wasm32 holds at most 4 GiB): ${(e as Error).message}`);
+  }
+  return { start: before * PAGE, end: (before + pages) * PAGE };
 }

@@ -1,15 +1,21 @@
 ;; prescore's WebAssembly SIMD kernels (hand-written; compiled by wabt, see KernelsBinary.ts).
 ;;
-;; Every instance imports its own memory ("env" "memory", up to 65536 pages = 4 GiB) that the
-;; TypeScript allocator in Kernels.ts manages; pointers are byte addresses, treated as unsigned.
-;; Byte 0..63 are never handed out, so pointer 0 can mean "absent".
+;; Every instance imports a memory ("env" "memory", up to 65536 pages = 4 GiB): either a thread's
+;; private one, or a shared arena that every worker's instance imports (segments' codes and
+;; graphs, read-only while searched, plus one private scratch region per worker; see
+;; segments/index/Arena.ts). The text is compiled twice, once per kind of memory: the import's
+;; sharing (double braces) becomes "shared" or nothing (KernelsBinary.ts). The TypeScript
+;; allocator in Kernels.ts hands out a thread's part of it; pointers are byte addresses, treated
+;; as unsigned. Byte 0..63 are never handed out, so pointer 0 can mean "absent". Nothing here
+;; uses atomics: arena bytes written by one thread (a segment being loaded) are read by others
+;; only after a task message ordered the write before the read.
 ;;
 ;; Float maths is plain IEEE binary32 (wasm has no implicit FMA), so the OSQ estimator below is
 ;; bit-identical to Lucene's float code and to JsKernels' Math.fround emulation. The fp32 sums
 ;; (dot, squareDistance, cosine, dotBatch) use SIMD lane order and are NOT bit-identical to
 ;; Lucene's scalar order; callers compare them with a relative tolerance.
 (module
-  (import "env" "memory" (memory 1 65536))
+  (import "env" "memory" (memory 1 65536 {{memory.sharing}}))
 
   ;; Where osqRecords' cache-line touches leave their (meaningless) sum, so no engine drops the loads.
   (global $touchSink (mut i32) (i32.const 0))
@@ -309,17 +315,12 @@
   ;;   candidates (best on top):  ~sortable(score) << 32 | node    (equal scores: smaller node first)
   ;; sortable(f) = bits(f) ^ ((bits(f) >> 31) & 0x7fffffff) (NumericUtils.floatToSortableInt).
   ;;
-  ;; The search context at $ctx (all 4-byte fields; f = f32, others i32):
-  ;;    0 planes   4 codeBytes   8 pad (4 * round16(codeBytes) bytes)   12 records   16 recordSize
-  ;;   20 ay (f)  24 uy (f)     28 y1 (query component sum)  32 corrY (f)  36 dims  40 similarity
-  ;;   44 centroidDP (f)
-  ;;   48 adj: level-0 lists, node * stride ints each: [count, neighbour ords...]   52 stride
-  ;;   56 visited: i32 stamps, one per node   60 gen: this search's stamp
-  ;;   64 live: bitset of accepted ords (bit o = word o >> 5, bit o & 31), 0 = all
-  ;;   68 candidates heap (8 bytes x graph size)   72 results heap (8 bytes x k)   76 k (queue size)
-  ;;   80 neighbour ords scratch (stride ints)   84 neighbour scores scratch (stride floats)
-  ;;   88 entry point   92 visited count (in: so far; out: after the search)   96 visit limit
-  ;;  100 out ords   104 out scores (k each): the results, best first
+  ;; The search context at $ctx: 4-byte fields whose offsets are defined once, in
+  ;; SearchContextLayout.ts (what each field holds is documented there); each `offset=` below
+  ;; names its field in double braces, replaced by the field's offset before this text is
+  ;; compiled. In short: the query (planes, corrections), the segment (records, level-0 lists
+  ;; with their stride, live bitset), the worker's scratch (visit stamps and their generation,
+  ;; both heaps, neighbour buffers) and where the results go.
   ;; Returns the number of results written.
   (func $sortable (param $s f32) (result i32)
     (local $b i32)
@@ -385,33 +386,33 @@
     (local $node i32) (local $base i32) (local $cnt i32) (local $budget i32) (local $n i32)
     (local $j i32) (local $f i32) (local $i i32) (local $s f32) (local $key i64) (local $size i32)
     (local $outOrds i32) (local $outScores i32)
-    (local.set $codeBytes (i32.load offset=4 (local.get $ctx)))
-    (local.set $pad (i32.load offset=8 (local.get $ctx)))
-    (local.set $records (i32.load offset=12 (local.get $ctx)))
-    (local.set $recordSize (i32.load offset=16 (local.get $ctx)))
-    (local.set $ay (f32.load offset=20 (local.get $ctx)))
-    (local.set $ly (f32.mul (f32.sub (f32.load offset=24 (local.get $ctx)) (local.get $ay)) (f32.const 0x1.111112p-4)))
-    (local.set $y1f (f32.convert_i32_s (i32.load offset=28 (local.get $ctx))))
-    (local.set $corrY (f32.load offset=32 (local.get $ctx)))
-    (local.set $df (f32.convert_i32_s (i32.load offset=36 (local.get $ctx))))
-    (local.set $sim (i32.load offset=40 (local.get $ctx)))
-    (local.set $centroidDP (f32.load offset=44 (local.get $ctx)))
-    (local.set $adj (i32.load offset=48 (local.get $ctx)))
-    (local.set $stride (i32.shl (i32.load offset=52 (local.get $ctx)) (i32.const 2)))
-    (local.set $visited (i32.load offset=56 (local.get $ctx)))
-    (local.set $gen (i32.load offset=60 (local.get $ctx)))
-    (local.set $live (i32.load offset=64 (local.get $ctx)))
-    (local.set $cand (i32.load offset=68 (local.get $ctx)))
-    (local.set $res (i32.load offset=72 (local.get $ctx)))
-    (local.set $k (i32.load offset=76 (local.get $ctx)))
-    (local.set $nbrOrds (i32.load offset=80 (local.get $ctx)))
-    (local.set $nbrScores (i32.load offset=84 (local.get $ctx)))
-    (local.set $visitedCount (i32.load offset=92 (local.get $ctx)))
-    (local.set $limit (i32.load offset=96 (local.get $ctx)))
-    (local.set $padStride (call $padPlanes (i32.load (local.get $ctx)) (local.get $codeBytes) (local.get $pad)))
+    (local.set $codeBytes (i32.load offset={{ctx.codeBytes}} (local.get $ctx)))
+    (local.set $pad (i32.load offset={{ctx.pad}} (local.get $ctx)))
+    (local.set $records (i32.load offset={{ctx.records}} (local.get $ctx)))
+    (local.set $recordSize (i32.load offset={{ctx.recordSize}} (local.get $ctx)))
+    (local.set $ay (f32.load offset={{ctx.ay}} (local.get $ctx)))
+    (local.set $ly (f32.mul (f32.sub (f32.load offset={{ctx.uy}} (local.get $ctx)) (local.get $ay)) (f32.const 0x1.111112p-4)))
+    (local.set $y1f (f32.convert_i32_s (i32.load offset={{ctx.y1}} (local.get $ctx))))
+    (local.set $corrY (f32.load offset={{ctx.corrY}} (local.get $ctx)))
+    (local.set $df (f32.convert_i32_s (i32.load offset={{ctx.dims}} (local.get $ctx))))
+    (local.set $sim (i32.load offset={{ctx.similarity}} (local.get $ctx)))
+    (local.set $centroidDP (f32.load offset={{ctx.centroidDP}} (local.get $ctx)))
+    (local.set $adj (i32.load offset={{ctx.adj}} (local.get $ctx)))
+    (local.set $stride (i32.shl (i32.load offset={{ctx.stride}} (local.get $ctx)) (i32.const 2)))
+    (local.set $visited (i32.load offset={{ctx.visited}} (local.get $ctx)))
+    (local.set $gen (i32.load offset={{ctx.gen}} (local.get $ctx)))
+    (local.set $live (i32.load offset={{ctx.live}} (local.get $ctx)))
+    (local.set $cand (i32.load offset={{ctx.candidates}} (local.get $ctx)))
+    (local.set $res (i32.load offset={{ctx.results}} (local.get $ctx)))
+    (local.set $k (i32.load offset={{ctx.k}} (local.get $ctx)))
+    (local.set $nbrOrds (i32.load offset={{ctx.nbrOrds}} (local.get $ctx)))
+    (local.set $nbrScores (i32.load offset={{ctx.nbrScores}} (local.get $ctx)))
+    (local.set $visitedCount (i32.load offset={{ctx.visitedCount}} (local.get $ctx)))
+    (local.set $limit (i32.load offset={{ctx.visitLimit}} (local.get $ctx)))
+    (local.set $padStride (call $padPlanes (i32.load offset={{ctx.planes}} (local.get $ctx)) (local.get $codeBytes) (local.get $pad)))
 
     ;; the entry point
-    (local.set $f (i32.load offset=88 (local.get $ctx)))
+    (local.set $f (i32.load offset={{ctx.entry}} (local.get $ctx)))
     (if (i32.ne (i32.load (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2)))) (local.get $gen))
       (then
         (i32.store (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2))) (local.get $gen))
@@ -522,10 +523,10 @@
           (br_if $collect (i32.lt_u (local.get $i) (local.get $n))))
         (br $main)))
 
-    (i32.store offset=92 (local.get $ctx) (local.get $visitedCount))
+    (i32.store offset={{ctx.visitedCount}} (local.get $ctx) (local.get $visitedCount))
     ;; the results, best first: the min-heap pops the worst first
-    (local.set $outOrds (i32.load offset=100 (local.get $ctx)))
-    (local.set $outScores (i32.load offset=104 (local.get $ctx)))
+    (local.set $outOrds (i32.load offset={{ctx.outOrds}} (local.get $ctx)))
+    (local.set $outScores (i32.load offset={{ctx.outScores}} (local.get $ctx)))
     (local.set $size (local.get $nr))
     (block $drained
       (loop $drain

@@ -215,6 +215,7 @@ class LuceneSegmentReader implements SegmentReader {
       quantized:
         sidecar && q
           ? {
+              file: sidecar.quantized.dataSlice,
               path: sidecar.quantized.dataSlice.path,
               offset: sidecar.quantized.dataSlice.offset + q.vectorDataOffset,
               count: q.count,
@@ -228,6 +229,7 @@ class LuceneSegmentReader implements SegmentReader {
         ? { vem: sidecar.graph.vem, vex: sidecar.graph.vex, segmentId: sidecar.id, suffix: sidecar.suffix, fieldNumber: flat!.field.fieldNumber }
         : null,
       liveOrds,
+      resident: null,
     };
     return new LuceneSegmentReader(index, seg, handle, numVectors, flat, sidecar, {
       vectors: flat ? flat.entry.vectorDataLength : 0,

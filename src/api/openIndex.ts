@@ -1,8 +1,11 @@
 import { basename } from 'node:path';
 import { Executor } from '../executor/Executor.js';
+import { LOAD_RESIDENT } from '../executor/tasks.js';
 import { residentFraction } from '../../segments/store/native/PageCache.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
 import { leafOf, type IndexReader } from '../../segments/index/IndexReader.js';
+import { planArenas } from '../../segments/index/Arena.js';
+import { ResidentIndex, type ResidentMemory } from '../../segments/index/ResidentIndex.js';
 import { IndexSearcher } from '../../query/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
 import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
@@ -15,6 +18,7 @@ import {
   MAX_OVERSAMPLE,
   MIN_OVERSAMPLE,
   type IndexDescription,
+  type IndexMemory,
   type ReadPath,
   type SearchHit,
   type SearchOptions,
@@ -34,6 +38,11 @@ export interface OpenIndexOptions {
   /** Executor threads (only when this open creates the process's executor). */
   readonly threads?: number;
   readonly ioConcurrency?: number;
+  /**
+   * At most this many bytes of segment data per shared arena (default: what wasm32 allows, ~4 GiB
+   * less the workers' scratch). For tests: a small value spreads a small index over several arenas.
+   */
+  readonly arenaBytes?: number;
 }
 
 let openCount = 0;
@@ -46,16 +55,25 @@ export async function openIndex(dir: string, options: OpenIndexOptions = {}): Pr
 /** Wraps any IndexReader (prescore's or a Lucene directory's) as a VectorIndex. */
 export async function openReader(reader: IndexReader, options: OpenIndexOptions = {}): Promise<VectorIndex> {
   const executor = Executor.get({ threads: options.threads });
-  const searcher = new IndexSearcher(reader, {
-    executor,
-    readPath: options.readPath,
-    prefetchPolicy: options.prefetchPolicy,
-    ioConcurrency: options.ioConcurrency,
-  });
-  // Each worker reads the codes and decodes the graphs once, now, instead of in the first query.
-  // Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
-  const segments = reader.leaves.map((l) => l.reader.handle);
+  let resident: ResidentIndex;
+  let searcher: IndexSearcher;
   try {
+    // The codes and graphs are read once for the process, into shared arenas, one task per
+    // segment (segments load in parallel on the workers; the event loop stays free).
+    resident = await ResidentIndex.load(reader, {
+      threads: executor.threads,
+      arenaBytes: options.arenaBytes,
+      load: (handle) => executor.run(LOAD_RESIDENT, { handle }),
+    });
+    searcher = new IndexSearcher(resident.reader, {
+      executor,
+      readPath: options.readPath,
+      prefetchPolicy: options.prefetchPolicy,
+      ioConcurrency: options.ioConcurrency,
+    });
+    // Each worker makes its instances over the arenas and its per-segment state now, not in the
+    // first query. Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
+    const segments = resident.reader.leaves.map((l) => l.reader.handle);
     await Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
   } catch (e) {
     executor.releaseIndex(reader.id);
@@ -63,7 +81,7 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     throw e;
   }
   openCount++;
-  return new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher);
+  return new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor.threads);
 }
 
 class SearchableIndex implements VectorIndex {
@@ -73,6 +91,8 @@ class SearchableIndex implements VectorIndex {
     readonly name: string,
     readonly reader: IndexReader,
     readonly searcher: IndexSearcher,
+    private readonly resident: ResidentIndex,
+    private readonly threads: number,
   ) {}
 
   get dims(): number {
@@ -107,7 +127,7 @@ class SearchableIndex implements VectorIndex {
   }
 
   async describe(): Promise<IndexDescription> {
-    return describeReader(this.reader, this.name, this.searcher.readPath);
+    return describeReader(this.reader, this.name, this.searcher.readPath, { threads: this.threads, held: this.resident.memory() });
   }
 
   async close(): Promise<void> {
@@ -121,10 +141,16 @@ class SearchableIndex implements VectorIndex {
 }
 
 /**
- * What `GET /v1/indexes` and `prescore info` report: field, dims, similarity, segments, bytes, and
- * the fraction of fp32 vector pages in the page cache (mincore). Needs no executor.
+ * What `GET /v1/indexes` and `prescore info` report: field, dims, similarity, segments, bytes,
+ * the fraction of fp32 vector pages in the page cache (mincore), and the memory the first phase
+ * holds: measured for an open index (`held`), else planned for `threads` workers. Needs no executor.
  */
-export function describeReader(reader: IndexReader, name: string, defaultReadPath: ReadPath): IndexDescription {
+export function describeReader(
+  reader: IndexReader,
+  name: string,
+  defaultReadPath: ReadPath,
+  memory: { readonly threads: number; readonly held?: ResidentMemory },
+): IndexDescription {
   const segments = reader.leaves.map((l) => ({
     name: l.reader.name,
     docBase: l.docBase,
@@ -153,5 +179,23 @@ export function describeReader(reader: IndexReader, name: string, defaultReadPat
     bytes,
     residentFraction: bytes.vectors > 0 ? resident / bytes.vectors : 0,
     defaultReadPath,
+    memory: describeMemory(reader, memory.threads, memory.held),
+  };
+}
+
+/** Bytes the first phase holds (or, before open, would hold) in RAM: codes, graphs, per-worker scratch. */
+function describeMemory(reader: IndexReader, threads: number, held?: ResidentMemory): IndexMemory {
+  const m = held ?? planArenas(reader.leaves.map((l) => l.reader.handle), { threads }).bytes;
+  const scratch = threads * m.scratchPerWorker;
+  const vectors = reader.leaves.reduce((a, l) => a + l.reader.handle.vectors.size, 0);
+  return {
+    state: held ? 'held' : 'planned',
+    codes: m.codes,
+    graphs: m.graphs,
+    scratchPerWorker: m.scratchPerWorker,
+    workers: threads,
+    total: m.codes + m.graphs + scratch,
+    arenas: m.arenas,
+    bytesPerVector: vectors > 0 ? (m.codes + m.graphs) / vectors : 0,
   };
 }

@@ -60,6 +60,29 @@ export interface IndexDescription {
   /** Fraction of fp32 vector pages currently in the page cache (mincore), in [0, 1]. */
   readonly residentFraction: number;
   readonly defaultReadPath: ReadPath;
+  /** RAM the first phase holds for this index (codes and graphs once per process, scratch per worker). */
+  readonly memory: IndexMemory;
+}
+
+/**
+ * The first phase's memory, in bytes. `held`: an open index (scratch as planned per worker; the
+ * workers claim it as they first search); `planned`: what opening would hold (prescore info).
+ */
+export interface IndexMemory {
+  readonly state: 'held' | 'planned';
+  /** 1-bit records: (ceil(dims / 8) + 16) bytes per vector. */
+  readonly codes: number;
+  /** Neighbour lists (level 0: 4 (2M + 1) bytes per vector; upper levels ~1/M of that) and live-ords bitsets. */
+  readonly graphs: number;
+  /** Per worker: visit stamps and heaps for the largest segment (12 bytes per vector), queues, query scratch. */
+  readonly scratchPerWorker: number;
+  readonly workers: number;
+  /** codes + graphs + workers x scratchPerWorker. */
+  readonly total: number;
+  /** Shared WebAssembly memories holding the data (each at most 4 GiB). */
+  readonly arenas: number;
+  /** (codes + graphs) / vectors. */
+  readonly bytesPerVector: number;
 }
 
 /** An open index. Safe for concurrent searches. */

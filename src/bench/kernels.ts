@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kernels } from '../../segments/kernels/Kernels.js';
 import { JsKernels, type JsOsqQuery } from '../../segments/kernels/JsKernels.js';
-import { compileWat, emitKernelsWasm, findKernelsWat } from '../../segments/kernels/KernelsBinary.js';
+import { compileWat, emitKernelsWasm, findKernelsWat, readKernelsWat } from '../../segments/kernels/KernelsBinary.js';
 import { wasm } from '../../segments/kernels/wasmApi.js';
 import { mulberry32 as rng } from '../gen/Rng.js';
 
@@ -84,7 +84,7 @@ async function loadTimes(): Promise<string[]> {
   lines.push(`Kernels.load() with the module compiled: ${(performance.now() - t2).toFixed(2)} ms (instantiate + memory)`);
 
   const watPath = findKernelsWat()!;
-  const wat = readFileSync(watPath, 'utf8');
+  const wat = readKernelsWat(watPath);
   const t3 = performance.now();
   const bytes = await compileWat(wat);
   lines.push(`wabt parseWat+encode again (wabt already started): ${(performance.now() - t3).toFixed(1)} ms`);
@@ -121,7 +121,7 @@ async function loadTimes(): Promise<string[]> {
     lines.push(`new worker thread, Kernels.load({ module }) (posted Module): ${posted.loadMs.toFixed(1)} ms`);
     const emitted = await emitKernelsWasm(dir);
     const t5 = performance.now();
-    new wasm.Module(new Uint8Array(readFileSync(emitted)));
+    new wasm.Module(new Uint8Array(readFileSync(emitted[0])));
     lines.push(`prebuilt kernels.wasm: read + new WebAssembly.Module ${(performance.now() - t5).toFixed(1)} ms`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

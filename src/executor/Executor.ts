@@ -24,7 +24,7 @@ export class Executor implements TaskExecutor {
   readonly threads: number;
 
   private constructor(options: ExecutorOptions) {
-    this.threads = Math.max(1, options.threads ?? defaultThreads());
+    this.threads = Math.max(1, options.threads ?? defaultExecutorThreads());
     this.pool = new WorkerPool({
       filename: distPath('src', 'executor', 'worker.js'),
       threads: this.threads,
@@ -64,7 +64,8 @@ export class Executor implements TaskExecutor {
   }
 }
 
-function defaultThreads(): number {
+/** The executor's thread count when none is given: PRESCORE_THREADS, else the available parallelism. */
+export function defaultExecutorThreads(): number {
   const env = Number(process.env.PRESCORE_THREADS);
   return Number.isInteger(env) && env > 0 ? env : availableParallelism();
 }

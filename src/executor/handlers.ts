@@ -9,10 +9,11 @@ import { KNN_SLICE, LOAD_SEGMENTS, knnSlice, loadSegments } from '../../query/kn
 import { RESCORE_RING } from '../../query/rescore/RescoreTask.js';
 import { rescoreRing } from '../../query/rescore/rescoreRing.js';
 import { buildSegment } from '../../segments/index/SegmentBuildTask.js';
+import { loadResident } from '../../segments/index/SegmentLoader.js';
 import { genChunk } from '../gen/genChunkTask.js';
 import { groundTruthRange } from '../gen/groundTruthTask.js';
 import { ping } from './pingTask.js';
-import { BUILD_SEGMENT, GEN_CHUNK, GEN_GROUND_TRUTH, PING } from './tasks.js';
+import { BUILD_SEGMENT, GEN_CHUNK, GEN_GROUND_TRUTH, LOAD_RESIDENT, PING } from './tasks.js';
 
 type Handler = (args: unknown) => unknown;
 
@@ -28,4 +29,5 @@ export const handlers: ReadonlyMap<string, Handler> = new Map([
   register(KNN_SLICE, knnSlice),
   register(LOAD_SEGMENTS, loadSegments),
   register(BUILD_SEGMENT, buildSegment),
+  register(LOAD_RESIDENT, loadResident),
 ]);

@@ -5,6 +5,8 @@
 import { defineTask, type Task } from '../../query/executor/Task.js';
 import type { TaskExecutor } from '../../query/executor/TaskExecutor.js';
 import type { SegmentBuildArgs, SegmentBuildResult, SegmentBuilder } from '../../segments/index/SegmentBuildTask.js';
+import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
+import type { SegmentLoadResult } from '../../segments/index/SegmentLoader.js';
 import type { GenChunkArgs } from '../gen/genChunkTask.js';
 import type { GroundTruthRangeArgs, GroundTruthRangeResult } from '../gen/groundTruthTask.js';
 
@@ -12,6 +14,8 @@ export const PING: Task<{ readonly sleepMs?: number }, { threadId: number }> = d
 export const GEN_CHUNK = defineTask<GenChunkArgs, Float32Array>('gen.chunk');
 export const GEN_GROUND_TRUTH = defineTask<GroundTruthRangeArgs, GroundTruthRangeResult>('gen.groundTruth');
 export const BUILD_SEGMENT = defineTask<SegmentBuildArgs, SegmentBuildResult>('index.buildSegment');
+/** Loads one segment's codes and graph into its arena (the index's open runs one per segment, in parallel). */
+export const LOAD_RESIDENT = defineTask<{ readonly handle: SegmentHandle }, SegmentLoadResult>('index.loadResident');
 
 /** Builds segments on `executor`'s workers: what the index builder and the Lucene sidecar take. */
 export function segmentBuilder(executor: TaskExecutor): SegmentBuilder {

@@ -1,4 +1,4 @@
-import type { QueryStats } from '../api/types.js';
+import type { IndexMemory, QueryStats } from '../api/types.js';
 import { Counter, Gauge, Histogram, Registry } from './metrics.js';
 
 /** Latency buckets in seconds: sub-millisecond warm hits up to cold multi-second tails. */
@@ -33,6 +33,7 @@ export class ServerMetrics {
   readonly firstPhaseSeconds: Counter;
   readonly rescoreSeconds: Counter;
   readonly engineSeconds: Counter;
+  private memory: IndexMemory | null = null;
 
   constructor(load: LoadGauges) {
     const r = this.registry;
@@ -65,6 +66,17 @@ export class ServerMetrics {
     this.firstPhaseSeconds = r.register(new Counter('prescore_query_first_phase_seconds_total', 'Time spent in the first (1-bit) phase.', byPath));
     this.rescoreSeconds = r.register(new Counter('prescore_query_rescore_seconds_total', 'Time spent in fp32 rescoring.', byPath));
     this.engineSeconds = r.register(new Counter('prescore_query_seconds_total', 'Total engine time of completed queries.', byPath));
+
+    const held = (read: (m: IndexMemory) => number) => () => (this.memory ? read(this.memory) : 0);
+    r.register(new Gauge('prescore_index_codes_bytes', 'RAM held for the index\'s 1-bit codes (once per process).', held((m) => m.codes)));
+    r.register(new Gauge('prescore_index_graph_bytes', 'RAM held for the index\'s HNSW graphs (once per process).', held((m) => m.graphs)));
+    r.register(new Gauge('prescore_index_scratch_bytes_per_worker', 'Search scratch each executor worker holds for the index.', held((m) => m.scratchPerWorker)));
+    r.register(new Gauge('prescore_index_memory_bytes', 'All RAM the first phase holds: codes + graphs + workers x scratch.', held((m) => m.total)));
+  }
+
+  /** The index's first-phase memory (IndexDescription.memory), exported by the prescore_index_* gauges. */
+  setIndexMemory(memory: IndexMemory): void {
+    this.memory = memory;
   }
 
   observeRequest(route: string, method: string, status: number, seconds: number): void {

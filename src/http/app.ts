@@ -109,14 +109,21 @@ export function createApp(
     return c.json(body, rt.draining ? 503 : 200);
   });
 
+  let memoryKnown: Promise<void> | undefined;
   app.get('/v1/indexes', async (c) => {
     c.set('route', '/v1/indexes');
     const description = await index.describe();
     return c.json({ indexes: [{ ...description, name }] });
   });
 
-  app.get('/metrics', (c) => {
+  app.get('/metrics', async (c) => {
     c.set('route', '/metrics');
+    // The first phase's memory is fixed once the index is open: read once, then served as gauges.
+    memoryKnown ??= index.describe().then(
+      (d) => rt.metrics.setIndexMemory(d.memory),
+      () => void (memoryKnown = undefined),
+    );
+    await memoryKnown;
     return c.body(rt.metrics.render(), 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
   });
 

@@ -97,7 +97,7 @@ export const raw = {
   munmap: libc.func('int munmap(uintptr_t addr, size_t length)') as (addr: number, length: number) => number,
   madvise: libc.func('int madvise(uintptr_t addr, size_t length, int advice)') as (addr: number, length: number, advice: number) => number,
   /** The same call on a JS ArrayBuffer's memory (koffi passes the backing store's address). */
-  madviseBuffer: libc.func('int madvise(void *addr, size_t length, int advice)') as (buffer: ArrayBuffer, length: number, advice: number) => number,
+  madviseBuffer: libc.func('int madvise(void *addr, size_t length, int advice)') as (buffer: ArrayBuffer | Uint8Array, length: number, advice: number) => number,
   mincore: libc.func('int mincore(uintptr_t addr, size_t length, uint8_t *vec)') as (
     addr: number,
     length: number,
@@ -223,10 +223,12 @@ export function munmap(address: number, length: number, path?: string): void {
 
 /**
  * Asks for transparent huge pages under a (page-aligned) ArrayBuffer, e.g. a WebAssembly memory
- * holding 1-bit codes that are read at random: fewer TLB misses. Best effort: returns false when
- * the kernel refuses (THP disabled), never throws.
+ * holding 1-bit codes that are read at random: fewer TLB misses. A shared memory's
+ * SharedArrayBuffer is passed as a page-aligned Uint8Array view of it (koffi takes views of
+ * shared buffers, not the buffers). Best effort: returns false when the kernel refuses (THP
+ * disabled), never throws.
  */
-export function adviseHugePages(buffer: ArrayBuffer): boolean {
+export function adviseHugePages(buffer: ArrayBuffer | Uint8Array): boolean {
   return raw.madviseBuffer(buffer, buffer.byteLength, MADV_HUGEPAGE) === 0;
 }
 
