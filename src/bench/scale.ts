@@ -101,6 +101,8 @@ interface SizeResult {
   readonly segments: number;
   readonly segmentDocs: number;
   readonly bytes: { readonly vectors: number; readonly codes: number; readonly graph: number };
+  /** Codes and graphs as held in memory (the arena plan), the cap's base. */
+  readonly held: { readonly codes: number; readonly graphs: number };
   readonly build: BuildFacts | null;
   readonly resident: Resident[];
   readonly cap: { readonly bytes: number; readonly held: boolean; readonly note: string; readonly peakUsageBytes: number; readonly failcnt: number };
@@ -148,7 +150,8 @@ const cols = results.map((r) => `${(r.n / 1e6).toLocaleString()}M`);
 const row = (label: string, f: (r: SizeResult, i: number) => string | number) => [label, ...results.map((r, i) => { const v = f(r, i); return typeof v === 'number' ? fmt(v) : v; })];
 const rows: (string | number)[][] = [
   row('segments (docs each)', (r) => `${r.segments} (${r.segmentDocs.toLocaleString()})`),
-  row('fp32 / codes / graphs', (r) => `${gib(r.bytes.vectors)} / ${mib(r.bytes.codes)} / ${mib(r.bytes.graph)}`),
+  row('files: fp32 / codes / graphs', (r) => `${gib(r.bytes.vectors)} / ${mib(r.bytes.codes)} / ${mib(r.bytes.graph)}`),
+  row('held in memory: codes / graphs', (r) => `${mib(r.held.codes)} / ${mib(r.held.graphs)}`),
   row('build time', (r) => (r.build ? `${(r.build.seconds / 60).toFixed(1)} min` : 'existed')),
   row('build peak RSS', (r) => (r.build ? `${r.build.peakRssGiB.toFixed(2)} GiB` : '-')),
   row(`cgroup cap (codes + graphs + ${mib(headroom)})`, (r) => `${gib(r.cap.bytes)}${r.cap.held ? '' : ` (${r.cap.note})`}`),
@@ -195,7 +198,7 @@ writeFileSync(join(packageRoot(), '.bench', 'scale.json'), JSON.stringify({ size
 
 async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<SizeResult> {
   const reader = DirectoryReader.open(ds.indexDir);
-  const description = describeReader(reader, ds.name, 'mmap+parallel');
+  const description = describeReader(reader, ds.name, 'mmap+parallel', { threads });
   reader.close();
   const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
   const evict = () => vecFiles.forEach((f) => evictFromPageCache(f));
@@ -218,7 +221,7 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
 
   // The cap: what the index needs in memory (codes + graphs) plus headroom for node, the workers
   // and a little page cache. If the server cannot open in it, measure with what it was seen to use.
-  let capBytes = description.bytes.codes + description.bytes.graph + headroom;
+  let capBytes = description.memory.codes + description.memory.graphs + headroom;
   let held = true;
   let note = '';
   const start = async (): Promise<Server> => {
@@ -273,6 +276,7 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
     segments: description.segments.length,
     segmentDocs: description.segments[0]?.docs ?? 0,
     bytes: description.bytes,
+    held: { codes: description.memory.codes, graphs: description.memory.graphs },
     build,
     resident,
     cap: { bytes: capBytes, held, note, peakUsageBytes, failcnt },
