@@ -17,9 +17,11 @@ describe('default segment size', () => {
     }
   });
 
-  it('never exceeds what one worker can build in its 4 GiB wasm memory', () => {
-    // 1-bit record (codeBytes + 16) + 4-bit query record (4 codeBytes + 16) per doc.
+  it('never exceeds what one worker can build in its 4 GiB wasm memory, nor what one arena holds', () => {
+    // Building: 1-bit record (codeBytes + 16) + 4-bit query record (4 codeBytes + 16) per doc.
     expect(maxSegmentDocs(1024)).toBe(Math.floor((3.5 * 2 ** 30) / (128 + 16 + 512 + 16)));
+    // Few dims: the served record + level-0 list dominates.
+    expect(maxSegmentDocs(64)).toBe(Math.floor((3.5 * 2 ** 30) / (8 + 16 + 160)));
     expect(defaultSegmentDocs(100_000_000, 1024)).toBe(maxSegmentDocs(1024));
     expect(defaultSegmentDocs(100_000_000, 4096)).toBe(maxSegmentDocs(4096));
     expect(maxSegmentDocs(4096)).toBeLessThan(maxSegmentDocs(1024));

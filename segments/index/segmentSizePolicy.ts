@@ -14,14 +14,22 @@ export const TARGET_SEGMENTS = 8;
 
 /**
  * A graph build holds the segment's 1-bit records and its 4-bit query records in one worker's
- * wasm32 memory (at most 4 GiB); this budget leaves the rest for scratch.
+ * wasm32 memory (at most 4 GiB), and a served segment's records and graph must fit one 4 GiB
+ * arena; this budget leaves the rest for scratch.
  */
-const BUILD_MEMORY_BUDGET = 3.5 * 2 ** 30;
+const SEGMENT_MEMORY_BUDGET = 3.5 * 2 ** 30;
 
-/** The largest segment a worker can build for vectors of `dims` dimensions. */
+/**
+ * The largest segment a worker can build, and an arena can hold, for vectors of `dims`
+ * dimensions: per doc, building needs a 1-bit record (codeBytes + 16) and a 4-bit query record
+ * (4 codeBytes + 16); serving needs the record and its level-0 list (count + 2M ids at M = 16,
+ * with room for the upper levels).
+ */
 export function maxSegmentDocs(dims: number): number {
   const codeBytes = binaryCodeBytes(dims);
-  return Math.floor(BUILD_MEMORY_BUDGET / (codeBytes + 16 + 4 * codeBytes + 16));
+  const building = codeBytes + 16 + 4 * codeBytes + 16;
+  const serving = codeBytes + 16 + 160;
+  return Math.floor(SEGMENT_MEMORY_BUDGET / Math.max(building, serving));
 }
 
 /**

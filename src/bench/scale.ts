@@ -321,7 +321,8 @@ async function startServer(ds: BenchDataset, workers: number, limit: number): Pr
     const { code, signal } = await exited;
     const oomKilled = group ? oomKills(group) > 0 : false;
     group?.remove();
-    if (signal === 'SIGKILL' || oomKilled) return { oom: true };
+    // Killed by the cgroup's OOM killer, or refused at open because the index cannot fit (MemoryBudget).
+    if (signal === 'SIGKILL' || oomKilled || /needs \d+ bytes .* of memory/.test(stderr)) return { oom: true };
     throw new Error(`prescore serve exited (${code ?? signal}) before listening:\n${stderr}`);
   }
   return {
