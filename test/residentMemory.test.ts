@@ -38,7 +38,7 @@ let warmup: TestIndex;
 let queriesFile: string;
 
 beforeAll(async () => {
-  warmup = await buildTestIndex({ n: 3000, dims: DIMS, segmentDocs: 3000, flatThreshold: 0, queries: 1, seed: 'warmup' });
+  warmup = await buildTestIndex({ n: 3000, dims: DIMS, segmentDocs: 3000, flatThreshold: 0, queries: 1, seed: '11' });
   index = await buildTestIndex({ n: N, dims: DIMS, segmentDocs: 65_536, flatThreshold: 0, queries: 12, extra: { beamWidth: 16 } });
   queriesFile = join(index.root, 'queries.f32');
   writeFileSync(queriesFile, index.queries);
@@ -51,7 +51,7 @@ afterAll(() => {
 
 function probe(threads: number): Probe {
   const script = fileURLToPath(new URL('./support/residentMemoryProbe.mjs', import.meta.url));
-  const r = spawnSync(process.execPath, ['--expose-gc', script, index.dir, String(threads), queriesFile, warmup.dir], { encoding: 'utf8', env: { ...process.env, PRESCORE_HUGEPAGES: '0' } });
+  const r = spawnSync(process.execPath, ['--expose-gc', script, index.dir, String(threads), queriesFile, warmup.dir], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`probe with ${threads} threads failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Probe;
 }

@@ -1,6 +1,6 @@
 import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
-import { searchSegment, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
+import { searchSegment, warmSegments, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
 import { loadSegment } from '../../segments/index/WorkerSegments.js';
 import { defineTask } from '../executor/Task.js';
 
@@ -35,8 +35,9 @@ export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult> {
   return { segments: out };
 }
 
-/** Executor task `index.load`: opens segments in this worker ahead of the first query. */
+/** Executor task `index.load`: opens segments in this worker ahead of the first query, and warms its search code. */
 export async function loadSegments(args: { readonly segments: readonly SegmentHandle[] }): Promise<number> {
   for (const s of args.segments) await loadSegment(s);
+  await warmSegments(args.segments);
   return args.segments.length;
 }

@@ -398,9 +398,11 @@ function decodeLists(entry: HnswFieldEntry, version: number, bytes: Uint8Array, 
   const { size, numLevels, fieldNumber } = entry;
   const vectorIndexOffset = entry.vectorIndexOffset - base;
   const vectorIndexLength = entry.vectorIndexLength;
-  const offsets = new DirectMonotonicReader(entry.offsetsMeta!, bytes, entry.offsetsOffset - base, entry.offsetsLength, name).decodeAll();
-  if (offsets.length !== size + entry.nodesByLevel.reduce((a, l) => a + (l ? l.length : 0), 0)) {
-    throw new CorruptIndexException(`offset table of field ${fieldNumber} has ${offsets.length} entries`, name);
+  // Read entry by entry (no decoded copy of the table: loading stays within the target's memory).
+  const offsets = new DirectMonotonicReader(entry.offsetsMeta!, bytes, entry.offsetsOffset - base, entry.offsetsLength, name);
+  const entries = entry.offsetsMeta!.numValues;
+  if (entries !== size + entry.nodesByLevel.reduce((a, l) => a + (l ? l.length : 0), 0)) {
+    throw new CorruptIndexException(`offset table of field ${fieldNumber} has ${entries} entries`, name);
   }
   const dec = new NeighborDecoder(bytes, vectorIndexOffset + vectorIndexLength, name);
   const cap = 2 * entry.M;
@@ -414,7 +416,7 @@ function decodeLists(entry: HnswFieldEntry, version: number, bytes: Uint8Array, 
     if (stride < cap + 1 || adj.length < count * stride) throw new RangeError(`level ${level} target holds ${adj.length} ints, needs ${count} x ${cap + 1}`);
     for (let i = 0; i < count; i++, k++) {
       const node = level === 0 ? i : nodes![i];
-      const off = offsets[k];
+      const off = offsets.get(k);
       if (!(off >= 0 && off < vectorIndexLength)) {
         throw new CorruptIndexException(`neighbour offset ${off} of entry ${k} outside the graph data (${vectorIndexLength} bytes)`, name);
       }

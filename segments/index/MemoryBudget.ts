@@ -14,7 +14,8 @@ export interface MemoryBudget {
 /**
  * Reads the budget: /proc/meminfo's MemAvailable (page cache counts as available, as the kernel
  * reclaims it) and the process's memory cgroup (v2 memory.max, or v1 memory.limit_in_bytes),
- * whose headroom is its limit minus usage plus the group's reclaimable file cache.
+ * whose headroom is its limit minus usage plus the group's page cache (the kernel reclaims it
+ * before it fails an allocation; the fp32 files read in place are most of it).
  */
 export function memoryBudget(): MemoryBudget {
   const physical = totalmem();
@@ -84,14 +85,14 @@ function cgroupMemory(): CgroupMemory | undefined {
       const usage = num(`${dir}/memory.usage_in_bytes`);
       // v1 reports "no limit" as a huge page-rounded number.
       if (limit === undefined || usage === undefined || limit >= 2 ** 60) return undefined;
-      return { version: 'cgroup v1', limit, usage, reclaimable: stat(`${dir}/memory.stat`, 'total_inactive_file') };
+      return { version: 'cgroup v1', limit, usage, reclaimable: stat(`${dir}/memory.stat`, 'total_cache') };
     }
     if (controllers === '') {
       const dir = `/sys/fs/cgroup${path}`;
       const limit = num(`${dir}/memory.max`);
       const usage = num(`${dir}/memory.current`);
       if (limit === undefined || usage === undefined) return undefined;
-      return { version: 'cgroup v2', limit, usage, reclaimable: stat(`${dir}/memory.stat`, 'inactive_file') };
+      return { version: 'cgroup v2', limit, usage, reclaimable: stat(`${dir}/memory.stat`, 'file') };
     }
   }
   return undefined;

@@ -53,3 +53,19 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
   const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
   return { docs, scores: result.scores, visited: result.visited };
 }
+
+/** Searches per worker that warm-up runs (enough for the JIT to have compiled the hot paths). */
+const WARMUP_SEARCHES = 16;
+
+/**
+ * Runs a few real searches over `handles` (round robin, each segment's centroid as the query), so
+ * the first query after an index opens finds this worker's code compiled (JS and wasm tier-up)
+ * and its scratch touched, not just its data loaded. Results are discarded.
+ */
+export async function warmSegments(handles: readonly SegmentHandle[]): Promise<void> {
+  const searchable = handles.filter((h) => h.quantized && h.quantized.count > 0);
+  for (let i = 0; i < WARMUP_SEARCHES && searchable.length > 0; i++) {
+    const h = searchable[i % searchable.length];
+    await searchSegment(h, h.quantized!.centroid, { k: 10, ef: 100 });
+  }
+}

@@ -88,6 +88,11 @@ export class Kernels {
   private u8View: Uint8Array;
   private f32View: Float32Array;
   private i32View: Int32Array;
+  /**
+   * Every buffer object this instance has handed out views of. A shared memory's buffer object
+   * changes when any thread grows it, while views of the old one stay valid for its bytes.
+   */
+  private readonly ownBuffers = new WeakSet<ArrayBuffer>();
   /** Scratch for the zero-padded copy of a query's planes (4 x codeBytes rounded up to 16). */
   private padPtr = 0;
   private padBytes = 0;
@@ -103,6 +108,7 @@ export class Kernels {
     this.memory = memory;
     this.x = instance.exports as unknown as KernelExports;
     this.buffer = memory.buffer;
+    this.ownBuffers.add(this.buffer);
     this.u8View = new Uint8Array(this.buffer);
     this.f32View = new Float32Array(this.buffer);
     this.i32View = new Int32Array(this.buffer);
@@ -201,6 +207,7 @@ export class Kernels {
 
   private refreshViews(): void {
     this.buffer = this.memory.buffer;
+    this.ownBuffers.add(this.buffer);
     this.u8View = new Uint8Array(this.buffer);
     this.f32View = new Float32Array(this.buffer);
     this.i32View = new Int32Array(this.buffer);
@@ -319,7 +326,10 @@ export class Kernels {
    * osqLossAndGrid). Allocates nothing, so views stay valid across the call.
    */
   osqLossAndGrid(vector: Float32Array, a: number, b: number, points: number, norm2: number, lambda: number, gridPtr: number): number {
-    if (vector.buffer !== this.memory.buffer) throw new RangeError('osqLossAndGrid: the vector must be a view of this instance\'s memory');
+    const own = vector.buffer as ArrayBuffer;
+    if (own !== this.memory.buffer && !(this.attached && this.ownBuffers.has(own))) {
+      throw new RangeError('osqLossAndGrid: the vector must be a view of this instance\'s memory');
+    }
     return this.x.osqLossAndGrid(vector.byteOffset, vector.length, a, b, points, norm2, lambda, gridPtr);
   }
 

@@ -68,7 +68,8 @@ export class QueryQuantizer {
   private scratchVector(): Float32Array {
     if (this.scratch) return this.scratch;
     if (this.scratchPtr === 0) throw new Error('QueryQuantizer: used after release()');
-    const memory = this.kernels!.memory.buffer;
+    // Through u8(): the kernels then know the buffer object (a shared memory's changes on growth).
+    const memory = this.kernels!.u8().buffer;
     if (this.view === null || this.view.buffer !== memory) this.view = new Float32Array(memory, this.scratchPtr, this.dims);
     return this.view;
   }

@@ -81,7 +81,21 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     throw e;
   }
   openCount++;
-  return new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor.threads);
+  const index = new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor.threads);
+  await warmUp(index, resident.reader);
+  return index;
+}
+
+/** Full searches at open (first phase and rescoring, on every worker), so the JIT has compiled the path the first query takes. */
+const WARMUP_QUERIES = 6;
+
+async function warmUp(index: VectorIndex, reader: IndexReader): Promise<void> {
+  const centroids = reader.leaves.map((l) => l.reader.handle.quantized?.centroid).filter((c): c is Float32Array => c !== undefined);
+  for (let i = 0; i < WARMUP_QUERIES && centroids.length > 0; i++) {
+    // A segment centroid, nudged so that consecutive queries differ (a zero vector is no query).
+    const q = Float32Array.from(centroids[i % centroids.length], (v, j) => v + (j === i ? 0.01 : 0));
+    await index.search(q, { k: 10 });
+  }
 }
 
 class SearchableIndex implements VectorIndex {
@@ -193,6 +207,7 @@ function describeMemory(reader: IndexReader, threads: number, held?: ResidentMem
     codes: m.codes,
     graphs: m.graphs,
     scratchPerWorker: m.scratchPerWorker,
+    scratchClaimed: held?.scratchClaimed ?? 0,
     workers: threads,
     total: m.codes + m.graphs + scratch,
     arenas: m.arenas,

@@ -76,6 +76,8 @@ export interface IndexMemory {
   readonly graphs: number;
   /** Per worker: visit stamps and heaps for the largest segment (12 bytes per vector), queues, query scratch. */
   readonly scratchPerWorker: number;
+  /** Scratch regions the workers have claimed in the arenas so far (0 when planned; touched lazily, so an upper bound of what is resident). */
+  readonly scratchClaimed: number;
   readonly workers: number;
   /** codes + graphs + workers x scratchPerWorker. */
   readonly total: number;

@@ -8,9 +8,10 @@ import type { SegmentBuildArgs, SegmentBuildResult, SegmentBuilder } from '../..
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import type { SegmentLoadResult } from '../../segments/index/SegmentLoader.js';
 import type { GenChunkArgs } from '../gen/genChunkTask.js';
+import type { PingArgs } from './pingTask.js';
 import type { GroundTruthRangeArgs, GroundTruthRangeResult } from '../gen/groundTruthTask.js';
 
-export const PING: Task<{ readonly sleepMs?: number }, { threadId: number }> = defineTask('ping');
+export const PING: Task<PingArgs, { threadId: number }> = defineTask('ping');
 export const GEN_CHUNK = defineTask<GenChunkArgs, Float32Array>('gen.chunk');
 export const GEN_GROUND_TRUTH = defineTask<GroundTruthRangeArgs, GroundTruthRangeResult>('gen.groundTruth');
 export const BUILD_SEGMENT = defineTask<SegmentBuildArgs, SegmentBuildResult>('index.buildSegment');

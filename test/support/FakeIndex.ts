@@ -168,7 +168,7 @@ export class FakeIndex implements VectorIndex {
       bytes: { vectors, codes, graph: 0, total: vectors + codes },
       residentFraction: 1,
       defaultReadPath: this.defaultReadPath,
-      memory: { state: 'held', codes, graphs: 0, scratchPerWorker: 0, workers: 1, total: codes, arenas: 1, bytesPerVector: codes / Math.max(1, this.docs) },
+      memory: { state: 'held', codes, graphs: 0, scratchPerWorker: 0, scratchClaimed: 0, workers: 1, total: codes, arenas: 1, bytesPerVector: codes / Math.max(1, this.docs) },
     };
   }
 

@@ -9,11 +9,17 @@
 // what the measured index adds.
 import { readFileSync } from 'node:fs';
 import { openIndex } from '../../dist/src/api/openIndex.js';
+import { Executor } from '../../dist/src/executor/Executor.js';
+import { PING } from '../../dist/src/executor/tasks.js';
 
 const [dir, threadsArg, queriesPath, warmupDir] = process.argv.slice(2);
 const threads = Number(threadsArg);
 
-function rssAnon() {
+/** RssAnon once every thread's heap is collected (a full GC here and in each worker: concurrent pings land on distinct workers). */
+async function rssAnon() {
+  const executor = Executor.get();
+  await Promise.all(Array.from({ length: executor.threads }, () => executor.run(PING, { gc: true, sleepMs: 50 })));
+  globalThis.gc();
   const m = /^RssAnon:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
   return Number(m[1]) * 1024;
 }
@@ -39,16 +45,14 @@ const warmup = await openIndex(warmupDir, { threads });
 // Long enough for the workers' heaps to stop growing (fewer rounds left ~2-3 MiB per worker of
 // young-generation growth to show up in the measured index's searches).
 for (let i = 0; i < 8; i++) await searchRounds(warmup);
-globalThis.gc?.();
-const idle = rssAnon();
+const idle = await rssAnon();
 
 const t0 = performance.now();
 const index = await openIndex(dir, { threads });
 const openMs = performance.now() - t0;
-const afterOpen = rssAnon();
+const afterOpen = await rssAnon();
 const times = await searchRounds(index);
-globalThis.gc?.();
-const afterSearch = rssAnon();
+const afterSearch = await rssAnon();
 const memory = (await index.describe()).memory ?? null;
 process.stdout.write(`${JSON.stringify({ threads, idle, afterOpen, afterSearch, openMs, firstMs: times[0], tenthMs: times[9], memory })}\n`);
 await index.close();
