@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { Executor } from './executor/Executor.js';
 import { formatDuration } from './progress/Progress.js';
 import { DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
+import { TARGET_SEGMENTS } from '../segments/index/segmentSizePolicy.js';
 import { buildIndex } from './api/buildIndex.js';
 import { parseVectorFormat } from '../segments/input/index.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
@@ -23,7 +24,9 @@ Options:
   --out DIR             index directory, created if missing (required)
   --similarity S        cosine | dot_product | l2_norm (euclidean) | max_inner_product
                         (required; Elasticsearch's names; cosine rejects all-zero vectors)
-  --segment-docs N      docs per segment (default ${DEFAULT_SEGMENT_DOCS})
+  --segment-docs N      docs per segment (default ${DEFAULT_SEGMENT_DOCS}; above ${TARGET_SEGMENTS} x ${DEFAULT_SEGMENT_DOCS}
+                        vectors, N / ${TARGET_SEGMENTS}: ${TARGET_SEGMENTS} equal segments, so the per-query cost
+                        does not grow with the segment count)
   --field NAME          vector field name (default ${DEFAULT_FIELD})
   --format F            fvecs | npy | jsonl (default: from the extension)
   --flat-threshold N    segments of at most N docs get no graph (default ${DEFAULT_FLAT_THRESHOLD})

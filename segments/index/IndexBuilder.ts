@@ -12,12 +12,13 @@ import { deleteUnreferencedFiles } from './IndexFileDeleter.js';
 import { DirectoryLock } from '../store/DirectoryLock.js';
 import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
 import type { SegmentBuilder, SegmentBuildResult } from './SegmentBuildTask.js';
+import { defaultSegmentDocs, maxSegmentDocs, DEFAULT_SEGMENT_DOCS } from './segmentSizePolicy.js';
 
 export interface BuildOptions {
   readonly input: string;
   readonly out: string;
   readonly similarity: VectorSimilarityFunction;
-  /** Docs per segment (the last one takes the rest). Default 131072. */
+  /** Docs per segment (the last one takes the rest). Default: defaultSegmentDocs(input count, dims). */
   readonly segmentDocs?: number;
   /** Vector field name. Default `vector`. */
   readonly field?: string;
@@ -48,7 +49,7 @@ export interface BuildReport {
   readonly bytes: number;
 }
 
-export const DEFAULT_SEGMENT_DOCS = 131_072;
+export { DEFAULT_SEGMENT_DOCS };
 export const DEFAULT_FLAT_THRESHOLD = 10_000;
 export const DEFAULT_FIELD = 'vector';
 
@@ -65,26 +66,37 @@ export const DEFAULT_FIELD = 'vector';
  */
 export async function buildIndex(options: BuildOptions, services: BuildServices): Promise<BuildReport> {
   const started = performance.now();
-  const segmentDocs = options.segmentDocs ?? DEFAULT_SEGMENT_DOCS;
-  if (!(Number.isInteger(segmentDocs) && segmentDocs >= 1)) throw new RangeError(`--segment-docs must be a positive integer, got ${segmentDocs}`);
+  if (options.segmentDocs !== undefined && !(Number.isInteger(options.segmentDocs) && options.segmentDocs >= 1)) {
+    throw new RangeError(`--segment-docs must be a positive integer, got ${options.segmentDocs}`);
+  }
   const fieldName = options.field ?? DEFAULT_FIELD;
   if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
 
   const source = await openVectorSource(options.input, { format: options.format });
+  const segmentDocs = options.segmentDocs ?? defaultSegmentDocs(source.count, source.dims);
+  if (Math.min(segmentDocs, source.count ?? segmentDocs) > maxSegmentDocs(source.dims)) {
+    throw new RangeError(`--segment-docs ${segmentDocs}: a segment of ${source.dims}-dim vectors can hold at most ${maxSegmentDocs(source.dims)} docs (its graph is built in one worker's 4 GiB wasm memory)`);
+  }
   mkdirSync(options.out, { recursive: true });
   const lock = await DirectoryLock.obtain(options.out, 'build');
   try {
     // Names continue after every segment present, orphans included: a name is never reused.
     const firstSegment = nextSegmentNumber(options.out);
     deleteUnreferencedFiles(options.out);
-    return await buildLocked(options, services, source, started, firstSegment);
+    return await buildLocked(options, services, source, segmentDocs, started, firstSegment);
   } finally {
     lock.release();
   }
 }
 
-async function buildLocked(options: BuildOptions, services: BuildServices, source: VectorSource, started: number, firstSegment: number): Promise<BuildReport> {
-  const segmentDocs = options.segmentDocs ?? DEFAULT_SEGMENT_DOCS;
+async function buildLocked(
+  options: BuildOptions,
+  services: BuildServices,
+  source: VectorSource,
+  segmentDocs: number,
+  started: number,
+  firstSegment: number,
+): Promise<BuildReport> {
   const fieldName = options.field ?? DEFAULT_FIELD;
   const flatThreshold = options.flatThreshold ?? DEFAULT_FLAT_THRESHOLD;
   const progress = services.progress ?? SILENT_PROGRESS;

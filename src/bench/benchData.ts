@@ -16,6 +16,8 @@ export interface BenchDataset {
   readonly dir: string;
   readonly indexDir: string;
   readonly segmentDocs: number;
+  /** Build without --segment-docs: the builder's default segment-size policy decides. */
+  readonly defaultPolicy?: boolean;
 }
 
 export function benchDataset(n = 1_000_000, dim = 1024, queries = 200, segmentDocs = 125_000): BenchDataset {
@@ -30,10 +32,23 @@ function cli(args: string[]): { stdout: string; status: number } {
   return { stdout: r.stdout, status: r.status ?? 0 };
 }
 
-/** Generates the dataset with `prescore gen` unless a complete one (dataset.json) is there. */
-export function ensureDataset(ds: BenchDataset): void {
+/**
+ * The same data, indexed into another directory (`idx-<tag>-<variant>`): with `segmentDocs`
+ * docs per segment, or with the builder's default policy when it is undefined.
+ */
+export function benchIndexVariant(ds: BenchDataset, variant: string, segmentDocs?: number): BenchDataset {
+  return { ...ds, indexDir: `${ds.indexDir}-${variant}`, segmentDocs: segmentDocs ?? ds.segmentDocs, defaultPolicy: segmentDocs === undefined };
+}
+
+/**
+ * Generates the dataset with `prescore gen` unless a complete one (dataset.json) is there. With
+ * `needBase`, a dataset whose base.fvecs was deleted after its index was built (bench:scale
+ * --delete-base) is generated again: the generator is deterministic, so queries and ground truth
+ * come out byte-identical.
+ */
+export function ensureDataset(ds: BenchDataset, needBase = true): void {
   const info = join(ds.dir, 'dataset.json');
-  if (existsSync(info)) {
+  if (existsSync(info) && (!needBase || existsSync(join(ds.dir, 'base.fvecs')))) {
     const spec = JSON.parse(readFileSync(info, 'utf8'));
     if (spec.n === ds.n && spec.dim === ds.dim && spec.queries >= ds.queries) return;
   }
@@ -56,7 +71,8 @@ export function ensureIndex(ds: BenchDataset): BuildFacts | null {
   ensureDataset(ds);
   process.stderr.write(`bench: building ${ds.indexDir}\n`);
   const started = performance.now();
-  const { stdout } = cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--out', ds.indexDir, '--similarity', 'cosine', '--segment-docs', String(ds.segmentDocs)]);
+  const segmentArgs = ds.defaultPolicy ? [] : ['--segment-docs', String(ds.segmentDocs)];
+  const { stdout } = cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--out', ds.indexDir, '--similarity', 'cosine', ...segmentArgs]);
   const peak = /peak RSS ([\d.]+) GiB/.exec(stdout);
   const facts: BuildFacts = { seconds: (performance.now() - started) / 1000, peakRssGiB: peak ? Number(peak[1]) : NaN, summary: stdout.trim() };
   writeFileSync(factsFile, JSON.stringify(facts, null, 2));

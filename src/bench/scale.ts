@@ -1,0 +1,374 @@
+/**
+ * `npm run bench:scale`: the whole service at 1,000,000 and 5,000,000 x 1024 cosine (`prescore
+ * gen`, 1000 queries), each size built with the builder's default segment-size policy and served
+ * by `prescore serve` inside a cgroup v1 memory limit of (codes + graphs + --headroom-mib), far
+ * below the fp32 size, with the fp32 files evicted before every server start. Per size:
+ *
+ *   build time and peak RSS; open time; resident memory after open with 1, 2 and 4 workers;
+ *   recall@10 at oversample 3 and 5; cold single-stream latency at k=10 and k=100 (and the
+ *   first phase's share); 100 QPS Poisson p50/p99 and shed; then, in this process, the first
+ *   phase of every size side by side, query by query (the 5M / 1M ratio target).
+ *
+ *   npm run bench:scale -- [--sizes 1000000,5000000] [--dim 1024] [--queries 1000]
+ *     [--workers 1,2,4] [--threads 2] [--headroom-mib 1024] [--rate 100] [--duration 60s]
+ *     [--delete-base 5000000] [--probe-limit-gib 12]
+ *   npm run bench:scale -- --sweep ...   (segment-size sweep on 1M: see scaleSweep.ts)
+ *
+ * --delete-base N,...: delete those sizes' base.fvecs once their index is built (the queries and
+ * ground truth stay; a rebuild regenerates the identical base). When the server cannot open
+ * inside the cap (killed by the cgroup's OOM killer), the run says so, and the measurements are
+ * taken with the cap raised to the resident memory seen + headroom, labelled as such.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openIndex, describeReader } from '../api/openIndex.js';
+import { Executor } from '../executor/Executor.js';
+import { packageRoot } from '../executor/packageRoot.js';
+import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
+import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
+import { runLoad } from '../../load/runLoad.js';
+import { parseDuration } from '../../load/duration.js';
+import { queriesFromFvecs } from '../../load/queries.js';
+import { readIvecs } from '../../load/vecfile.js';
+import type { LoadReport } from '../../load/report.js';
+import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
+import { benchDataset, benchIndexVariant, ensureDataset, ensureIndex, fmt, loadQueries, recallAt, summarize, table, type BenchDataset, type BuildFacts } from './benchData.js';
+import { segmentSweep } from './scaleSweep.js';
+
+const { values } = parseArgs({
+  options: {
+    sweep: { type: 'boolean' },
+    n: { type: 'string' },
+    'segment-docs': { type: 'string' },
+    keep: { type: 'boolean' },
+    sizes: { type: 'string' },
+    dim: { type: 'string' },
+    queries: { type: 'string' },
+    workers: { type: 'string' },
+    threads: { type: 'string' },
+    'headroom-mib': { type: 'string' },
+    rate: { type: 'string' },
+    duration: { type: 'string' },
+    'delete-base': { type: 'string' },
+    'probe-limit-gib': { type: 'string' },
+  },
+});
+const list = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map((x) => Number(x.replace(/_/g, ''))) : dflt);
+
+if (values.sweep) {
+  const docs = (values['segment-docs'] ?? 'default,250000,500000,1000000').split(',').map((x) => (x === 'default' ? undefined : Number(x.replace(/_/g, ''))));
+  await segmentSweep({ n: Number(values.n ?? 1_000_000), segmentDocs: docs, queries: Number(values.queries ?? 1000), keep: values.keep === true });
+  process.exit(0);
+}
+
+const sizes = list(values.sizes, [1_000_000, 5_000_000]);
+const dim = Number(values.dim ?? 1024);
+const queryCount = Number(values.queries ?? 1000);
+const workerCounts = list(values.workers, [1, 2, 4]);
+const threads = Number(values.threads ?? cpus().length);
+const headroom = Number(values['headroom-mib'] ?? 1024) * 2 ** 20;
+const rate = Number(values.rate ?? 100);
+const durationMs = parseDuration(values.duration ?? '60s');
+const deleteBase = new Set(list(values['delete-base'], []));
+// The memory probes run uncapped by the benchmark's cap but inside this safety limit, so that
+// per-worker copies of a large index cannot push the shared machine out of memory.
+const probeLimit = Number(values['probe-limit-gib'] ?? 12) * 2 ** 30;
+const NUM_CANDIDATES = 100;
+const support = memoryCgroupSupport();
+const loadBefore = loadAverage();
+
+interface Resident {
+  readonly workers: number;
+  readonly openSeconds: number;
+  readonly rssBytes: number;
+  readonly anonBytes: number;
+  readonly oom: boolean;
+  /** The index's own memory report (GET /v1/indexes), when the server gives one. */
+  readonly reported: unknown;
+}
+
+interface SingleStream {
+  readonly latencyMs: ReturnType<typeof summarize>;
+  readonly firstPhaseMs: ReturnType<typeof summarize>;
+  readonly recall: number;
+}
+
+interface SizeResult {
+  readonly n: number;
+  readonly segments: number;
+  readonly segmentDocs: number;
+  readonly bytes: { readonly vectors: number; readonly codes: number; readonly graph: number };
+  /** Codes and graphs as held in memory (the arena plan), the cap's base. */
+  readonly held: { readonly codes: number; readonly graphs: number };
+  readonly build: BuildFacts | null;
+  readonly resident: Resident[];
+  readonly cap: { readonly bytes: number; readonly held: boolean; readonly note: string; readonly peakUsageBytes: number; readonly failcnt: number };
+  readonly openSeconds: number;
+  readonly k10: SingleStream;
+  readonly recallOversample3: number;
+  readonly k100: SingleStream;
+  readonly load: LoadReport | null;
+}
+
+const results: SizeResult[] = [];
+const datasets: BenchDataset[] = [];
+for (const n of sizes) {
+  const ds = benchIndexVariant(benchDataset(n, dim, queryCount), 'scale');
+  datasets.push(ds);
+  const build = ensureIndex(ds);
+  ensureDataset(ds, false); // queries + ground truth (when the index existed before this run)
+  if (deleteBase.has(n)) rmSync(join(ds.dir, 'base.fvecs'), { force: true });
+  results.push(await measureSize(ds, build));
+}
+
+// The first phase of every size side by side in this process (warm: it reads only codes and
+// graphs), query by query in rotating order: the 5M / 1M first-phase ratio.
+process.stderr.write('scale: first phase side by side\n');
+const indexes = await Promise.all(datasets.map((ds) => openIndex(ds.indexDir)));
+const sideBySide = datasets.map(() => [] as number[]);
+const queries = await Promise.all(datasets.map((ds) => loadQueries(ds)));
+const sideBySideCount = Math.min(queryCount, ...queries.map((q) => q.vectors.length));
+for (let i = 0; i < Math.min(100, sideBySideCount); i++) for (let s = 0; s < indexes.length; s++) await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
+for (let i = 0; i < sideBySideCount; i++) {
+  for (let j = 0; j < indexes.length; j++) {
+    const s = (i + j) % indexes.length;
+    const r = await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
+    sideBySide[s].push(r.stats.timings.firstPhaseMs);
+  }
+}
+const sideBySideSummary = sideBySide.map((ms) => summarize(ms));
+for (const index of indexes) await index.close();
+await Executor.shutdown();
+const loadAfter = loadAverage();
+
+const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+const cols = results.map((r) => `${(r.n / 1e6).toLocaleString()}M`);
+const row = (label: string, f: (r: SizeResult, i: number) => string | number) => [label, ...results.map((r, i) => { const v = f(r, i); return typeof v === 'number' ? fmt(v) : v; })];
+const rows: (string | number)[][] = [
+  row('segments (docs each)', (r) => `${r.segments} (${r.segmentDocs.toLocaleString()})`),
+  row('files: fp32 / codes / graphs', (r) => `${gib(r.bytes.vectors)} / ${mib(r.bytes.codes)} / ${mib(r.bytes.graph)}`),
+  row('held in memory: codes / graphs', (r) => `${mib(r.held.codes)} / ${mib(r.held.graphs)}`),
+  row('build time', (r) => (r.build ? `${(r.build.seconds / 60).toFixed(1)} min` : 'existed')),
+  row('build peak RSS', (r) => (r.build ? `${r.build.peakRssGiB.toFixed(2)} GiB` : '-')),
+  row(`cgroup cap (codes + graphs + ${mib(headroom)})`, (r) => `${gib(r.cap.bytes)}${r.cap.held ? '' : ` (${r.cap.note})`}`),
+  row('peak cgroup usage (cold k=10 run)', (r) => `${gib(r.cap.peakUsageBytes)}, failcnt ${r.cap.failcnt}`),
+  row(`open time (${threads} workers, in the cap)`, (r) => `${r.openSeconds.toFixed(1)} s`),
+  ...workerCounts.map((w) =>
+    row(`resident after open, ${w} worker${w === 1 ? '' : 's'} (RSS / anon)`, (r) => {
+      const m = r.resident.find((x) => x.workers === w);
+      if (!m) return '-';
+      return m.oom ? `> ${gib(probeLimit)} (probe limit)` : `${gib(m.rssBytes)} / ${gib(m.anonBytes)}`;
+    }),
+  ),
+  row('recall@10, oversample 3', (r) => r.recallOversample3.toFixed(3)),
+  row('recall@10, oversample 5', (r) => r.k10.recall.toFixed(3)),
+  row('cold single stream k=10 p50 / p99 ms', (r) => `${fmt(r.k10.latencyMs.p50)} / ${fmt(r.k10.latencyMs.p99)}`),
+  row('  first phase p50 / p99 ms', (r) => `${fmt(r.k10.firstPhaseMs.p50)} / ${fmt(r.k10.firstPhaseMs.p99)}`),
+  row('cold single stream k=100 p50 / p99 ms', (r) => `${fmt(r.k100.latencyMs.p50)} / ${fmt(r.k100.latencyMs.p99)}`),
+  row(`${rate} QPS Poisson p50 / p99 ms`, (r) => (r.load ? `${fmt(r.load.latency_ms.p50 ?? NaN)} / ${fmt(r.load.latency_ms.p99 ?? NaN)}` : '-')),
+  row(`${rate} QPS shed / timeout / error`, (r) => (r.load ? `${r.load.counts.shed} / ${r.load.counts.timeout} / ${r.load.counts.error}` : '-')),
+  row('first phase side by side p50 / p99 ms', (_, i) => `${fmt(sideBySideSummary[i].p50)} / ${fmt(sideBySideSummary[i].p99)}`),
+];
+const lines = [
+  `bench:scale  ${dim}-dim cosine (prescore gen), ${queryCount} queries, num_candidates ${NUM_CANDIDATES}, oversample 5 unless noted, ${threads} executor threads`,
+  `${support.ok ? 'cgroup v1 memory limit per server' : `no cgroup (${support.reason}): eviction only`}; fp32 evicted before every server start; load average ${loadBefore} before, ${loadAfter} after`,
+  '',
+  table(['', ...cols], rows),
+];
+if (results.length >= 2) {
+  const first = results[0];
+  const last = results[results.length - 1];
+  const ratio = sideBySideSummary[results.length - 1].p50 / sideBySideSummary[0].p50;
+  const dRecall = last.k10.recall - first.k10.recall;
+  const dRecall3 = last.recallOversample3 - first.recallOversample3;
+  lines.push(
+    '',
+    `targets: first-phase p50 ${cols.at(-1)} / ${cols[0]} = ${ratio.toFixed(2)} (side by side; <= 2: ${ratio <= 2 ? 'met' : 'MISSED'}); ` +
+      `recall@10 ${cols.at(-1)} - ${cols[0]}: ${dRecall3.toFixed(3)} at oversample 3, ${dRecall.toFixed(3)} at oversample 5 (within 0.01: ${Math.abs(dRecall) <= 0.01 && Math.abs(dRecall3) <= 0.01 ? 'met' : 'MISSED'}); ` +
+      `shed at ${rate} QPS: ${results.map((r) => r.load?.counts.shed ?? '-').join(' / ')} (0: ${results.every((r) => r.load?.counts.shed === 0) ? 'met' : 'MISSED'}); ` +
+      `cap held: ${results.map((r) => (r.cap.held ? 'yes' : 'no')).join(' / ')}`,
+  );
+}
+process.stdout.write(`${lines.join('\n')}\n`);
+writeFileSync(join(packageRoot(), '.bench', 'scale.json'), JSON.stringify({ sizes, threads, headroom, loadBefore, loadAfter, results, sideBySide: sideBySideSummary }, null, 2));
+
+async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<SizeResult> {
+  const reader = DirectoryReader.open(ds.indexDir);
+  const description = describeReader(reader, ds.name, 'mmap+parallel', { threads });
+  reader.close();
+  const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
+  const evict = () => vecFiles.forEach((f) => evictFromPageCache(f));
+  const tag = `${(ds.n / 1e6).toLocaleString()}M`;
+
+  const resident: Resident[] = [];
+  for (const workers of workerCounts) {
+    process.stderr.write(`scale ${tag}: resident memory with ${workers} workers\n`);
+    evict();
+    const server = await startServer(ds, workers, probeLimit);
+    if (server.oom) {
+      resident.push({ workers, openSeconds: NaN, rssBytes: NaN, anonBytes: NaN, oom: true, reported: null });
+      continue;
+    }
+    const status = procStatus(server.pid);
+    const reported = await (await fetch(`${server.url}/v1/indexes`)).json();
+    resident.push({ workers, openSeconds: server.openSeconds, rssBytes: status.rss, anonBytes: status.anon, oom: false, reported });
+    await server.stop();
+  }
+
+  // The cap: what the index needs in memory (codes + graphs) plus headroom for node, the workers
+  // and a little page cache. If the server cannot open in it, measure with what it was seen to use.
+  let capBytes = description.memory.codes + description.memory.graphs + headroom;
+  let held = true;
+  let note = '';
+  const start = async (): Promise<Server> => {
+    evict();
+    let s = await startServer(ds, threads, capBytes);
+    if (s.oom && held) {
+      const seen = resident.find((x) => x.workers === threads && !x.oom);
+      held = false;
+      note = `OOM at ${gib(capBytes)}; measured with ${seen ? `${gib(seen.anonBytes + headroom)} = resident anon + headroom` : 'no cap'}`;
+      process.stderr.write(`scale ${tag}: ${note}\n`);
+      capBytes = seen ? seen.anonBytes + headroom : probeLimit;
+      s = await startServer(ds, threads, capBytes);
+    }
+    if (s.oom) throw new Error(`scale ${tag}: the server cannot open even in ${gib(capBytes)}`);
+    return s;
+  };
+
+  process.stderr.write(`scale ${tag}: cold single stream, k=10\n`);
+  let server = await start();
+  const openSeconds = server.openSeconds;
+  const { vectors, truth } = await loadQueries(ds);
+  const k10 = await singleStream(server.url, vectors, truth, 10, 5);
+  const peakUsageBytes = server.group ? Number(readFileSync(join(server.group.path, 'memory.max_usage_in_bytes'), 'utf8')) : NaN;
+  const failcnt = server.group ? Number(readFileSync(join(server.group.path, 'memory.failcnt'), 'utf8')) : NaN;
+  const recallOversample3 = (await singleStream(server.url, vectors, truth, 10, 3)).recall;
+  await server.stop();
+
+  process.stderr.write(`scale ${tag}: cold single stream, k=100\n`);
+  server = await start();
+  const k100 = await singleStream(server.url, vectors, truth, 100, 5);
+  await server.stop();
+
+  process.stderr.write(`scale ${tag}: ${rate} QPS Poisson for ${durationMs / 1000} s\n`);
+  server = await start();
+  const load = await runLoad({
+    url: server.url,
+    rate,
+    durationMs,
+    warmupMs: 5000,
+    timeoutMs: 2000,
+    queries: queriesFromFvecs(join(ds.dir, 'query.fvecs')),
+    groundTruth: readIvecs(join(ds.dir, 'groundtruth.ivecs')),
+    k: 10,
+    oversample: 5,
+    numCandidates: NUM_CANDIDATES,
+    progress: process.stderr,
+  });
+  await server.stop();
+
+  return {
+    n: ds.n,
+    segments: description.segments.length,
+    segmentDocs: description.segments[0]?.docs ?? 0,
+    bytes: description.bytes,
+    held: { codes: description.memory.codes, graphs: description.memory.graphs },
+    build,
+    resident,
+    cap: { bytes: capBytes, held, note, peakUsageBytes, failcnt },
+    openSeconds,
+    k10,
+    recallOversample3,
+    k100,
+    load,
+  };
+}
+
+interface Server {
+  readonly oom: false;
+  readonly url: string;
+  readonly pid: number;
+  readonly openSeconds: number;
+  readonly group: MemoryCgroup | null;
+  stop(): Promise<void>;
+}
+
+/** Starts `prescore serve` with `workers` executor threads in a fresh memory cgroup of `limit` bytes. */
+async function startServer(ds: BenchDataset, workers: number, limit: number): Promise<Server | { readonly oom: true }> {
+  const group = support.ok ? MemoryCgroup.create(`prescore-bench-scale-${process.pid}`, limit) : null;
+  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--max-inflight', '32', '--max-queue', '32'];
+  const options = { stdio: ['ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], env: { ...process.env, PRESCORE_THREADS: String(workers) } };
+  const started = performance.now();
+  const child: ChildProcess = group ? group.spawn(process.execPath, argv, options) : spawn(process.execPath, argv, options);
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const listening = await new Promise<string | null>((resolve) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    void exited.then(() => resolve(null));
+  });
+  const openSeconds = (performance.now() - started) / 1000;
+  if (listening === null) {
+    const { code, signal } = await exited;
+    const oomKilled = group ? oomKills(group) > 0 : false;
+    group?.remove();
+    // Killed by the cgroup's OOM killer, or refused at open because the index cannot fit (MemoryBudget).
+    if (signal === 'SIGKILL' || oomKilled || /needs \d+ bytes .* of memory/.test(stderr)) return { oom: true };
+    throw new Error(`prescore serve exited (${code ?? signal}) before listening:\n${stderr}`);
+  }
+  return {
+    oom: false,
+    url: listening,
+    pid: child.pid!,
+    openSeconds,
+    group,
+    async stop() {
+      child.kill('SIGTERM');
+      const { signal } = await exited;
+      if (signal === 'SIGKILL' && group && oomKills(group) > 0) throw new Error(`prescore serve (${ds.name}) was killed by the cgroup's OOM killer at ${gib(limit)}`);
+      group?.remove();
+    },
+  };
+}
+
+async function singleStream(url: string, vectors: readonly Float32Array[], truth: readonly string[][], k: number, oversample: number): Promise<SingleStream> {
+  const latency: number[] = [];
+  const firstPhase: number[] = [];
+  let recall = 0;
+  for (let i = 0; i < vectors.length; i++) {
+    const body = JSON.stringify({ vector: Array.from(vectors[i]), k, num_candidates: Math.max(k, NUM_CANDIDATES), oversample });
+    const t0 = performance.now();
+    const res = await fetch(`${url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const json = (await res.json()) as { hits: { id: string }[]; stats: { timings: { first_phase_ms: number } } };
+    latency.push(performance.now() - t0);
+    if (!res.ok) throw new Error(`search answered ${res.status}: ${JSON.stringify(json)}`);
+    firstPhase.push(json.stats.timings.first_phase_ms);
+    recall += recallAt(k, json.hits, truth[i]) / vectors.length;
+  }
+  return { latencyMs: summarize(latency), firstPhaseMs: summarize(firstPhase), recall };
+}
+
+function procStatus(pid: number): { rss: number; anon: number } {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (f: string) => Number(new RegExp(`${f}:\\s+(\\d+) kB`).exec(s)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), anon: kb('RssAnon') };
+}
+
+function oomKills(group: MemoryCgroup): number {
+  const f = join(group.path, 'memory.oom_control');
+  if (!existsSync(f)) return 0;
+  return Number(/oom_kill (\d+)/.exec(readFileSync(f, 'utf8'))?.[1] ?? 0);
+}
+
+function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
