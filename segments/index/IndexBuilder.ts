@@ -10,6 +10,7 @@ import { listCommitGenerations, newSegmentId, PRESCORE_FORMAT_SUFFIX, readCommit
 import { DocIds, docIdsFileName } from './DocIds.js';
 import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
 import type { SegmentBuilder, SegmentBuildResult } from './SegmentBuildTask.js';
+import type { QuantizationOptions } from '../quantized/ScalarQuantizedVectorsWriter.js';
 
 export interface BuildOptions {
   readonly input: string;
@@ -25,6 +26,8 @@ export interface BuildOptions {
   readonly m?: number;
   readonly beamWidth?: number;
   readonly seed?: number;
+  /** Doc bits, centroid rule and rotation of the codes (default: quantizationSettings' defaults). */
+  readonly quantization?: QuantizationOptions;
 }
 
 /** What the builder needs from the layer above: where segments are built and where progress goes. */
@@ -121,6 +124,7 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
       m: options.m ?? 16,
       beamWidth: options.beamWidth ?? 100,
       seed: (options.seed ?? 42) + segments.length,
+      quantization: options.quantization,
       progress: counters,
     });
     build.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"

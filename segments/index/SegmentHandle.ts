@@ -1,4 +1,5 @@
 import type { FileSlice } from '../store/FileSlice.js';
+import type { DocBits } from '../quantized/ScalarEncodings.js';
 
 /**
  * Everything an executor worker needs to open one segment's vector field by itself: plain data
@@ -49,6 +50,10 @@ export interface QuantizedDataHandle {
   readonly recordBytes: number;
   readonly centroid: Float32Array;
   readonly centroidDP: number;
+  /** Doc bits per dimension (the ScalarEncoding): 1 for SINGLE_BIT_QUERY_NIBBLE. */
+  readonly bits: DocBits;
+  /** The RandomizedHadamard seed the codes were rotated with; null: not rotated (Lucene's format). */
+  readonly rotationSeed: bigint | null;
 }
 
 export interface GraphHandle {

@@ -2,6 +2,19 @@ import { exactSearch } from '../hnsw/HnswGraphSearcher.js';
 import type { GlobalSimilarityQueue } from '../hnsw/GlobalSimilarityQueue.js';
 import type { SegmentHandle } from './SegmentHandle.js';
 import { loadSegment } from './WorkerSegments.js';
+import { RandomizedHadamard } from '../quantization/RandomizedHadamard.js';
+import { SINGLE_BIT_QUERY_NIBBLE } from '../quantized/ScalarEncodings.js';
+
+/** Rotations by (dims, seed): segments of one index share theirs, and building one costs O(dims) draws. */
+const rotations = new Map<string, RandomizedHadamard>();
+
+function rotationOf(dims: number, seed: bigint | null): RandomizedHadamard | null {
+  if (seed === null) return null;
+  const key = `${dims}:${seed}`;
+  let r = rotations.get(key);
+  if (!r) rotations.set(key, (r = new RandomizedHadamard(dims, seed)));
+  return r;
+}
 
 export interface SegmentSearchOptions {
   /** Hits to return. */
@@ -23,7 +36,8 @@ export interface SegmentKnnResult {
 
 /**
  * The per-segment kNN entry (Lucene's KnnVectorsReader.search seam), run in a worker: quantize
- * the query to 4 bits against the segment's centroid (COSINE normalized first), then score docs
+ * the query to 4 bits against the segment's centroid (COSINE normalized first, then rotated when
+ * the segment's codes are), then score docs
  * with Lucene's 1-bit estimator, HNSW search when the segment has a graph and an exhaustive scan
  * otherwise, keeping the top k (equal scores: lower doc first) among live docs.
  */
@@ -32,7 +46,7 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
   const q = handle.quantized;
   if (!seg.scorer || !q) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0 };
   const planes = seg.kernels.u8().subarray(seg.planesPtr, seg.planesPtr + 4 * q.codeBytes);
-  const qq = seg.quantizer.quantize(target, q.centroid, planes);
+  const qq = seg.quantizer.quantize(target, q.centroid, planes, SINGLE_BIT_QUERY_NIBBLE, rotationOf(handle.dims, q.rotationSeed));
   seg.scorer.query = {
     planesPtr: seg.planesPtr,
     lower: qq.lower,

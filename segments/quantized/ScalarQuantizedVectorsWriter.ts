@@ -2,9 +2,14 @@ import { join } from 'node:path';
 import { appendFooter, writeFooter, writeIndexHeader } from '../codec/CodecUtil.js';
 import { segmentFileName } from '../flat/FlatVectorsFormat.js';
 import { writeDenseOrdToDoc } from '../flat/OrdToDoc.js';
-import { RandomizedHadamard } from '../quantization/RandomizedHadamard.js';
+import { DEFAULT_ROTATION_SEED, RandomizedHadamard } from '../quantization/RandomizedHadamard.js';
 import { packDocCode, packQueryCode } from './ScalarCodes.js';
-import { SINGLE_BIT_QUERY_NIBBLE, type ScalarEncodingInfo } from './ScalarEncodings.js';
+import { encodingForBits, SINGLE_BIT_QUERY_NIBBLE, type DocBits, type ScalarEncodingInfo } from './ScalarEncodings.js';
+
+/** The centroid rule of a build that names none (chosen by bench:recall; see README "Recall"). */
+export const DEFAULT_CENTROID_RULE: CentroidRule = 'lucene';
+/** Whether a build that says nothing rotates (chosen by bench:recall; see README "Recall"). */
+export const DEFAULT_ROTATION = false;
 import { OptimizedScalarQuantizer } from '../quantization/OptimizedScalarQuantizer.js';
 import { ByteArrayDataOutput } from '../store/DataOutput.js';
 import { IndexOutput } from '../store/IndexOutput.js';
@@ -58,6 +63,26 @@ export interface QuantizationSettings {
   readonly centroidRule: CentroidRule;
   /** Seed of the RandomizedHadamard applied before quantizing; null: none. */
   readonly rotationSeed: bigint | null;
+}
+
+/** The build-time choice, as plain cloneable data (task arguments, CLI flags). */
+export interface QuantizationOptions {
+  /** Doc bits per dimension. Default 1. */
+  readonly bits?: DocBits;
+  /** Default: see DEFAULT_CENTROID_RULE. */
+  readonly centroid?: CentroidRule;
+  /** Rotate before quantizing: true (the default seed), a seed, or false. Default: see DEFAULT_ROTATION. */
+  readonly rotation?: boolean | bigint;
+}
+
+/** Resolves build options to settings, filling in the defaults. */
+export function quantizationSettings(o: QuantizationOptions = {}): QuantizationSettings {
+  const rotation = o.rotation ?? DEFAULT_ROTATION;
+  return {
+    encoding: encodingForBits(o.bits ?? 1),
+    centroidRule: o.centroid ?? DEFAULT_CENTROID_RULE,
+    rotationSeed: rotation === false ? null : rotation === true ? DEFAULT_ROTATION_SEED : BigInt.asIntN(64, rotation),
+  };
 }
 
 export const LUCENE_SETTINGS: QuantizationSettings = { encoding: SINGLE_BIT_QUERY_NIBBLE, centroidRule: 'lucene', rotationSeed: null };

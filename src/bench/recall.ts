@@ -261,9 +261,9 @@ const loadBefore = loadavg();
 const started = new Date();
 for (const name of wanted) {
   let set: RecallSet;
-  if (name === 'fmnist-cosine') set = fashionMnist(VectorSimilarityFunction.COSINE, QUERIES, K, CACHE);
-  else if (name === 'fmnist-euclidean') set = fashionMnist(VectorSimilarityFunction.EUCLIDEAN, QUERIES, K, CACHE);
-  else if (name === 'minilm') set = miniLm(K, CACHE);
+  if (name === 'fmnist-cosine') set = await fashionMnist(VectorSimilarityFunction.COSINE, QUERIES, K, CACHE);
+  else if (name === 'fmnist-euclidean') set = await fashionMnist(VectorSimilarityFunction.EUCLIDEAN, QUERIES, K, CACHE);
+  else if (name === 'minilm') set = await miniLm(K, CACHE);
   else if (name === 'gen') {
     if (!existsSync(join(genDir, 'dataset.json'))) {
       process.stderr.write(`bench:recall: ${genDir}/dataset.json not found; skipping gen\n`);

@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { MappedFile } from '../../segments/store/native/MappedFile.js';
 import { readAllVectors, readIvecs } from '../../segments/input/index.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
+import { Kernels } from '../../segments/kernels/Kernels.js';
 import type { FloatVectorSource } from '../../segments/quantized/ScalarQuantizedVectorsWriter.js';
 
 export interface RecallSet {
@@ -86,10 +87,15 @@ function exactFn(similarity: VectorSimilarityFunction): (q: Float32Array, v: Flo
 
 const TRUTH_K = 100;
 
-/** Exact top TRUTH_K by brute force (float64), cached in `cacheFile`. */
-function bruteForceTruth(
-  base: FloatVectorSource, queries: Float32Array[], exact: (q: Float32Array, v: Float32Array) => number, k: number, cacheFile: string,
-): { truth: Int32Array[]; kthScore: Float64Array } {
+/**
+ * Exact top TRUTH_K by brute force, cached in `cacheFile`: a float32 SIMD pass (Kernels.dotBatch)
+ * shortlists 2 x TRUTH_K per query, which are then ranked by the float64 similarity.
+ */
+async function bruteForceTruth(
+  set: { base: FloatVectorSource; queries: Float32Array[]; similarity: VectorSimilarityFunction },
+  exact: (q: Float32Array, v: Float32Array) => number, k: number, cacheFile: string,
+): Promise<{ truth: Int32Array[]; kthScore: Float64Array }> {
+  const { base, queries } = set;
   const kk = Math.min(TRUTH_K, base.size);
   if (existsSync(cacheFile)) {
     const b = readFileSync(cacheFile);
@@ -97,19 +103,50 @@ function bruteForceTruth(
     const scores = new Float64Array(b.buffer.slice(b.byteOffset + queries.length * kk * 4, b.byteOffset + b.byteLength));
     if (scores.length === queries.length * kk) return unpack(ids, scores);
   }
+  const dims = base.dims;
+  const n = base.size;
+  const euclidean = set.similarity === VectorSimilarityFunction.EUCLIDEAN;
+  const normalize = set.similarity === VectorSimilarityFunction.COSINE;
+  const kernels = await Kernels.load();
+  const docsPtr = kernels.alloc(n * dims * 4);
+  const norms = new Float64Array(n);
+  {
+    const f32 = kernels.f32();
+    for (let o = 0; o < n; o++) {
+      const v = base.vector(o);
+      let s = 0;
+      for (let i = 0; i < dims; i++) s += v[i] * v[i];
+      norms[o] = s;
+      const scale = normalize ? 1 / Math.sqrt(s) : 1;
+      for (let i = 0; i < dims; i++) f32[(docsPtr >>> 2) + o * dims + i] = v[i] * scale;
+    }
+  }
+  const BATCH = 16;
+  const qPtr = kernels.alloc(BATCH * dims * 4);
+  const outPtr = kernels.alloc(BATCH * n * 4);
   const ids = new Int32Array(queries.length * kk);
   const scores = new Float64Array(queries.length * kk);
-  const all = new Float64Array(base.size);
-  const order = new Int32Array(base.size);
-  queries.forEach((q, qi) => {
-    for (let o = 0; o < base.size; o++) all[o] = exact(q, base.vector(o));
-    for (let o = 0; o < base.size; o++) order[o] = o;
-    const sorted = [...order].sort((a, b) => all[b] - all[a] || a - b);
-    for (let j = 0; j < kk; j++) {
-      ids[qi * kk + j] = sorted[j];
-      scores[qi * kk + j] = all[sorted[j]];
+  const shortlist = Math.min(n, 2 * kk);
+  const approx = new Float32Array(n);
+  for (let q0 = 0; q0 < queries.length; q0 += BATCH) {
+    const nq = Math.min(BATCH, queries.length - q0);
+    const f32 = kernels.f32();
+    for (let j = 0; j < nq; j++) f32.set(queries[q0 + j], (qPtr >>> 2) + j * dims);
+    kernels.dotBatch(qPtr, nq, docsPtr, n, dims, outPtr);
+    for (let j = 0; j < nq; j++) {
+      const row = kernels.f32().subarray((outPtr >>> 2) + j * n, (outPtr >>> 2) + (j + 1) * n);
+      for (let o = 0; o < n; o++) approx[o] = euclidean ? 2 * row[o] - norms[o] : row[o];
+      const threshold = Float32Array.from(approx).sort()[n - shortlist];
+      const cands: { o: number; s: number }[] = [];
+      const q = queries[q0 + j];
+      for (let o = 0; o < n; o++) if (approx[o] >= threshold) cands.push({ o, s: exact(q, base.vector(o)) });
+      cands.sort((a, b) => b.s - a.s || a.o - b.o);
+      for (let r = 0; r < kk; r++) {
+        ids[(q0 + j) * kk + r] = cands[r].o;
+        scores[(q0 + j) * kk + r] = cands[r].s;
+      }
     }
-  });
+  }
   writeFileSync(cacheFile, Buffer.concat([Buffer.from(ids.buffer), Buffer.from(scores.buffer)]));
   return unpack(ids, scores);
 
@@ -124,16 +161,16 @@ function bruteForceTruth(
   }
 }
 
-function inMemorySet(
+async function inMemorySet(
   name: string, similarity: VectorSimilarityFunction, base: Float32Array, queries: Float32Array[], dims: number, k: number, cacheDir: string,
-): RecallSet {
+): Promise<RecallSet> {
   const source = arraySource(base, dims);
   const fn = exactFn(similarity);
-  const { truth, kthScore } = bruteForceTruth(source, queries, fn, k, join(cacheDir, `${name}-${queries.length}.truth`));
+  const { truth, kthScore } = await bruteForceTruth({ base: source, queries, similarity }, fn, k, join(cacheDir, `${name}-${queries.length}.truth`));
   return { name, similarity, dims, base: source, queries, truth, kthScore, exact: (q, ord) => fn(q, source.vector(ord)), close: () => {} };
 }
 
-export function fashionMnist(similarity: VectorSimilarityFunction, queryCount: number, k: number, cacheDir: string): RecallSet {
+export function fashionMnist(similarity: VectorSimilarityFunction, queryCount: number, k: number, cacheDir: string): Promise<RecallSet> {
   const train = readIdxImages(join(FASHION_MNIST_DIR, 'train-images-idx3-ubyte.gz'));
   const test = readIdxImages(join(FASHION_MNIST_DIR, 't10k-images-idx3-ubyte.gz'), queryCount);
   const queries = Array.from({ length: test.n }, (_, i) => test.data.slice(i * test.dims, (i + 1) * test.dims));
@@ -141,7 +178,7 @@ export function fashionMnist(similarity: VectorSimilarityFunction, queryCount: n
   return inMemorySet(`fmnist-${similarity.userName}`, similarity, train.data, queries, train.dims, k, cacheDir);
 }
 
-export function miniLm(k: number, cacheDir: string): RecallSet {
+export function miniLm(k: number, cacheDir: string): Promise<RecallSet> {
   const require = createRequire(import.meta.url);
   let dir: string;
   try {
