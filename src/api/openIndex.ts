@@ -13,6 +13,7 @@ import {
   MAX_K,
   MAX_NUM_CANDIDATES,
   MAX_OVERSAMPLE,
+  MAX_RESCORE_CANDIDATES,
   MIN_OVERSAMPLE,
   type IndexDescription,
   type ReadPath,
@@ -92,7 +93,10 @@ class SearchableIndex implements VectorIndex {
     }
     if (vector.length !== this.dims) throw new RangeError(`vector has ${vector.length} dims, index ${this.name} has ${this.dims}`);
     const field = this.reader.field.name;
-    const candidates = Math.min(MAX_NUM_CANDIDATES, Math.ceil(k * oversample));
+    const candidates = Math.ceil(k * oversample);
+    if (candidates > MAX_RESCORE_CANDIDATES) {
+      throw new RangeError(`k x oversample must be at most ${MAX_RESCORE_CANDIDATES}, got ${k} x ${oversample} = ${candidates}`);
+    }
     const knn = new KnnFloatVectorQuery(field, vector, candidates, {
       numCandidates: Math.max(candidates, options.numCandidates ?? DEFAULT_NUM_CANDIDATES),
     });
