@@ -10,7 +10,7 @@ import { segmentFileName } from '../segments/flat/FlatVectorsFormat.js';
 import { wholeFile as fileSlice } from '../segments/store/FileSlice.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
-import { EncodedVectorScorer } from '../segments/quantized/EncodedVectorScorer.js';
+import { EncodedQuantizedScorer, EncodedVectorScorer } from '../segments/quantized/EncodedVectorScorer.js';
 import { generateVectors } from '../src/gen/generateDataset.js';
 import { DOC_BITS_CHOICES, encodingForBits } from '../segments/quantized/ScalarEncodings.js';
 import { codeDot } from '../segments/quantized/ScalarCodes.js';
@@ -192,6 +192,46 @@ describe('estimates for every encoding and with rotation equal a float64 referen
     js.scoreRange(0, count, b);
     expect(a).toEqual(b);
   });
+});
+
+describe('the wasm multi-bit kernel', () => {
+  for (const dims of [100, 384, 33]) {
+    for (const bits of [2, 4, 7, 8] as const) {
+      it(`gives the JS estimator's scores bit for bit (${bits}-bit, ${dims} dims, every similarity)`, async () => {
+        const k = await Kernels.load();
+        const count = 120;
+        for (const sim of VectorSimilarityFunction.values) {
+          const name = sim === VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT ? 'max_inner_product' : sim.userName;
+          const vectors = generateVectors({ seed: '11', dim: dims, similarity: name as never }, 'base', count);
+          const query = generateVectors({ seed: '11', dim: dims, similarity: name as never }, 'query', 1);
+          const source = { size: count, dims, vector: (o: number) => vectors.subarray(o * dims, (o + 1) * dims) };
+          const enc = encodingForBits(bits);
+          const q = quantizeField(source, sim, { settings: quantizationSettings({ bits, rotation: true }) });
+          const code = new Uint8Array(enc.queryCodeBytes(dims));
+          const r = new QueryQuantizer(sim, dims).quantize(query, q.centroid, code, enc, new RandomizedHadamard(dims, DEFAULT_ROTATION_SEED));
+          const corr = { lower: r.lower, upper: r.upper, additionalCorrection: r.additionalCorrection, componentSum: r.componentSum, dims, similarity: sim.ordinal, centroidDP: q.centroidDP };
+          const recordsPtr = k.alloc(q.records.length);
+          k.u8().set(q.records, recordsPtr);
+          const codePtr = k.alloc(code.length);
+          k.u8().set(code, codePtr);
+          const codeBytes = enc.docCodeBytes(dims);
+          const wasm = new EncodedQuantizedScorer(enc, { kernels: k, recordsPtr, count, codeBytes, recordBytes: codeBytes + 16 }, { codePtr, ...corr });
+          const js = new EncodedVectorScorer(enc, dims, q.records, { code, ...corr });
+          const a = new Float32Array(count), b = new Float32Array(count);
+          wasm.scoreRange(0, count, a);
+          js.scoreRange(0, count, b);
+          expect(a).toEqual(b);
+          const ords = Int32Array.from([5, 0, 119, 5, 77]);
+          const c = new Float32Array(5);
+          wasm.bulkScore(ords, 5, c);
+          expect([...c]).toEqual([...ords].map((o) => b[o]));
+          wasm.release();
+          k.free(recordsPtr);
+          k.free(codePtr);
+        }
+      });
+    }
+  }
 });
 
 /** Independent unpacking from the documented layouts (ScalarQuantizedVectorsFormat.ts). */

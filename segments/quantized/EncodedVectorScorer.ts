@@ -1,6 +1,8 @@
 import type { RandomVectorScorer, RandomVectorScorerSupplier, UpdateableRandomVectorScorer } from '../hnsw/RandomVectorScorer.js';
 import { osqCenteredDot, osqFinalScore, osqScale } from '../kernels/JsKernels.js';
 import type { OsqQueryCorrections } from '../kernels/OsqEstimator.js';
+import type { EncodedKernelQuery } from '../kernels/Kernels.js';
+import type { ResidentRecords } from './BinaryQuantizedScorer.js';
 import { codeDot } from './ScalarCodes.js';
 import type { ScalarEncodingInfo } from './ScalarEncodings.js';
 import { CORRECTIONS_BYTES } from './ScalarQuantizedVectorsFormat.js';
@@ -102,5 +104,86 @@ export class EncodedScorerSupplier implements RandomVectorScorerSupplier {
 
   copy(): RandomVectorScorerSupplier {
     return this;
+  }
+}
+
+/**
+ * The multi-bit estimator in wasm (Kernels.scoreEncoded) over records resident in a kernels
+ * instance's memory, with the query code at `query.codePtr` there: what the first phase uses for
+ * 2-, 4-, 7- and 8-bit segments. Ords and scores cross through per-scorer scratch, as in
+ * BinaryQuantizedScorer.
+ */
+export class EncodedQuantizedScorer implements RandomVectorScorer {
+  readonly maxOrd: number;
+  private capacity = 0;
+  private ordsPtr = 0;
+  private outPtr = 0;
+
+  constructor(
+    readonly encoding: ScalarEncodingInfo,
+    readonly records: ResidentRecords,
+    public query: EncodedKernelQuery,
+  ) {
+    if (encoding.docBits === 1) throw new RangeError('EncodedQuantizedScorer scores the multi-bit encodings; 1-bit codes use BinaryQuantizedScorer');
+    this.maxOrd = records.count;
+    this.ensure(64);
+  }
+
+  /** Allocates now everything scoring up to `n` ords per call needs. */
+  reserve(n: number): void {
+    this.ensure(n);
+    this.records.kernels.reserveOsqScratch((this.query.dims + 7) >> 3);
+  }
+
+  private ensure(n: number): void {
+    if (n <= this.capacity) return;
+    const k = this.records.kernels;
+    if (this.capacity > 0) {
+      k.free(this.ordsPtr);
+      k.free(this.outPtr);
+    }
+    this.capacity = Math.max(n, this.capacity * 2);
+    this.ordsPtr = k.alloc(4 * this.capacity);
+    this.outPtr = k.alloc(4 * this.capacity);
+  }
+
+  private run(ordsPtr: number, start: number, n: number): void {
+    const r = this.records;
+    r.kernels.scoreEncoded(this.query, this.encoding.docBits as 2 | 4 | 7 | 8, this.query.dims, r.codeBytes, r.recordsPtr, r.recordBytes, ordsPtr, start, n, this.outPtr);
+  }
+
+  score(ord: number): number {
+    this.run(0, ord, 1);
+    return this.records.kernels.f32()[this.outPtr >>> 2];
+  }
+
+  bulkScore(ords: Int32Array, n: number, out: Float32Array): void {
+    if (n === 0) return;
+    this.ensure(n);
+    const i32 = this.records.kernels.i32();
+    const base = this.ordsPtr >>> 2;
+    for (let i = 0; i < n; i++) i32[base + i] = ords[i];
+    this.run(this.ordsPtr, 0, n);
+    this.copyOut(n, out);
+  }
+
+  scoreRange(from: number, n: number, out: Float32Array): void {
+    if (n === 0) return;
+    this.ensure(n);
+    this.run(0, from, n);
+    this.copyOut(n, out);
+  }
+
+  private copyOut(n: number, out: Float32Array): void {
+    const f32 = this.records.kernels.f32();
+    const base = this.outPtr >>> 2;
+    for (let i = 0; i < n; i++) out[i] = f32[base + i];
+  }
+
+  release(): void {
+    if (this.capacity === 0) return;
+    this.records.kernels.free(this.ordsPtr);
+    this.records.kernels.free(this.outPtr);
+    this.capacity = 0;
   }
 }

@@ -40,6 +40,7 @@ const { values } = parseArgs({
     'gen-dir': { type: 'string' },
     'gen-queries': { type: 'string' },
     'gen-hnsw-docs': { type: 'string' },
+    'multibit-queries': { type: 'string' },
     matrix: { type: 'string' },
     json: { type: 'string' },
     oversample: { type: 'string' },
@@ -50,6 +51,12 @@ const K = 10;
 const NUM_CANDIDATES = 100;
 const OVERSAMPLES = (values.oversample ?? '1,2,3,5,10,20').split(',').map(Number);
 const QUERIES = Number(values.queries ?? 1000);
+/**
+ * Multi-bit rows score with the JS estimator (no wasm kernel yet): 1000 queries x 60k docs take
+ * minutes on a loaded 2-core machine, so they use the first 300 queries (standard error of
+ * recall@10 ~0.005 near 0.95).
+ */
+const MULTIBIT_QUERIES = Number(values['multibit-queries'] ?? 300);
 const CACHE = join(packageRoot(), '.bench', 'recall');
 mkdirSync(CACHE, { recursive: true });
 
@@ -60,6 +67,10 @@ interface Config {
   readonly hnsw: boolean;
   /** Build the graph on fp32 similarities instead of the quantized estimator (diagnostic). */
   readonly fp32Graph?: boolean;
+  /** HNSW ef = max(num_candidates, efFactor x k'); default 1 (the service's rule before issue 15). */
+  readonly efFactor?: number;
+  /** Skip the exhaustive row (diagnostic matrices). */
+  readonly hnswOnly?: boolean;
 }
 
 function matrix(set: RecallSet): Config[] {
@@ -67,11 +78,19 @@ function matrix(set: RecallSet): Config[] {
   const centroids = cosine ? (['lucene', 'mean'] as const) : (['lucene'] as const);
   const out: Config[] = [];
   const full = values.matrix === 'full';
+  if (values.matrix === 'hnsw') {
+    // Where the graph loses against the exhaustive scan at equal candidates (README "Recall").
+    const c = cosine ? 'mean' : 'lucene';
+    out.push({ bits: 1, rotate: true, centroid: c, hnsw: true });
+    for (const efFactor of [2, 4]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, efFactor });
+    for (const efFactor of [1, 2]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, fp32Graph: true, efFactor });
+    return out;
+  }
   for (const centroid of centroids) {
     for (const rotate of [false, true]) out.push({ bits: 1, rotate, centroid, hnsw: true });
   }
   const best = cosine ? 'mean' : 'lucene';
-  for (const bits of [2, 4] as const) for (const rotate of [false, true]) out.push({ bits, rotate, centroid: best, hnsw: full || bits === 2 });
+  for (const bits of [2, 4] as const) for (const rotate of [false, true]) out.push({ bits, rotate, centroid: best, hnsw: full });
   for (const bits of [7, 8] as const) out.push({ bits, rotate: false, centroid: best, hnsw: false });
   if (full) out.push({ bits: 1, rotate: true, centroid: best, hnsw: true, fp32Graph: true });
   return out;
@@ -185,6 +204,7 @@ function runConfig(set: RecallSet, cfg: Config, hnswDocs: number): Row[] {
   const rows: Row[] = [];
   const codeBytes = f.q.records.length / set.base.size;
   try {
+    if (cfg.hnswOnly) return [hnswRow(set, cfg, f, codeBytes)];
     // Exhaustive: one scan per query keeps the top k' for the largest oversample; a smaller
     // oversample's candidates are its prefix (the scan's order is total: score, then ord).
     const maxK = K * Math.max(...OVERSAMPLES);
@@ -192,7 +212,8 @@ function runConfig(set: RecallSet, cfg: Config, hnswDocs: number): Row[] {
     const rescoreMs: Record<number, number> = {};
     for (const os of OVERSAMPLES) recall[os] = rescoreMs[os] = 0;
     let fpMs = 0;
-    for (let qi = 0; qi < set.queries.length; qi++) {
+    const nq = cfg.bits === 1 ? set.queries.length : Math.min(MULTIBIT_QUERIES, set.queries.length);
+    for (let qi = 0; qi < nq; qi++) {
       const s0 = performance.now();
       f.setQuery(set.queries[qi]);
       const r = exactSearch(f.scorer, maxK);
@@ -204,7 +225,6 @@ function runConfig(set: RecallSet, cfg: Config, hnswDocs: number): Row[] {
         recall[os] += recallOf(set, qi, top, K);
       }
     }
-    const nq = set.queries.length;
     const perQ = (rec: Record<number, number>) => Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, v / nq]));
     rows.push({
       set: set.name, config: cfg, phase: 'exhaustive', recall: perQ(recall),
@@ -227,14 +247,14 @@ function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: numbe
   const recall: Record<number, number> = {};
   const fpMs: Record<number, number> = {};
   const rescoreMs: Record<number, number> = {};
-  const nq = set.queries.length;
+  const nq = cfg.bits === 1 ? set.queries.length : Math.min(MULTIBIT_QUERIES, set.queries.length);
   for (const os of OVERSAMPLES) {
     let rec = 0, ms = 0, rms = 0;
     const kPrime = K * os;
     for (let qi = 0; qi < nq; qi++) {
       const s0 = performance.now();
       f.setQuery(set.queries[qi]);
-      const r = searcher.search(f.scorer, graph, kPrime, Math.max(NUM_CANDIDATES, kPrime));
+      const r = searcher.search(f.scorer, graph, kPrime, Math.max(NUM_CANDIDATES, (cfg.efFactor ?? 1) * kPrime));
       ms += performance.now() - s0;
       const r0 = performance.now();
       const top = rescore(set, qi, r.ords, r.ords.length);
@@ -251,7 +271,7 @@ function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: numbe
 }
 
 function label(c: Config): string {
-  return `${c.bits}-bit${c.rotate ? ' rot' : ''}${c.centroid === 'mean' ? ' mean-c' : ''}${c.fp32Graph ? ' fp32-graph' : ''}`;
+  return `${c.bits}-bit${c.rotate ? ' rot' : ''}${c.centroid === 'mean' ? ' mean-c' : ''}${c.fp32Graph ? ' fp32-graph' : ''}${c.efFactor ? ` ef=${c.efFactor}k'` : ''}`;
 }
 
 const wanted = (values.sets ?? 'fmnist-cosine,fmnist-euclidean,minilm,gen').split(',');
