@@ -3,6 +3,7 @@ import type { BinaryQuantizedScorer, ResidentRecords } from '../quantized/Binary
 import type { GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
 import { HnswGraphSearcher, type KnnSearchResult } from './HnswGraphSearcher.js';
 import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
+import type { RandomVectorScorer } from './RandomVectorScorer.js';
 
 /** Byte offsets of the search context block (kernels.wat, hnswSearchL0). */
 const CTX = {
@@ -13,6 +14,15 @@ const CTX = {
 } as const;
 
 const MAX_VISIT_LIMIT = 0x7fffffff;
+
+/**
+ * What searchJs scores with: any scorer over the resident records that can reserve its kernel
+ * scratch up front (the 1-bit BinaryQuantizedScorer, the multi-bit EncodedQuantizedScorer).
+ */
+export interface ResidentScorer extends RandomVectorScorer {
+  readonly query: object;
+  reserve(n: number): void;
+}
 
 /** Level 0's heap lists once the searcher owns the graph (they live in kernel memory). */
 const NO_LISTS = new Int32Array(0);
@@ -164,8 +174,9 @@ export class ResidentGraphSearcher {
    * grew during the search, so the scorer's scratch is reserved first (a search then allocates
    * nothing in kernel memory), the memory is checked afterwards, and the view is dropped.
    */
-  searchJs(scorer: BinaryQuantizedScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null): KnnSearchResult {
-    this.checkUsable(scorer);
+  searchJs(scorer: ResidentScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null): KnnSearchResult {
+    if ('planesPtr' in scorer.query) this.checkUsable(scorer as BinaryQuantizedScorer);
+    else if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
     const level0 = this.graph.store(0);
     scorer.reserve(level0.stride);
     const base = this.ptrs.adj >>> 2;

@@ -1,9 +1,10 @@
 import { exactSearch } from '../hnsw/HnswGraphSearcher.js';
 import type { GlobalSimilarityQueue } from '../hnsw/GlobalSimilarityQueue.js';
 import type { SegmentHandle } from './SegmentHandle.js';
-import { loadSegment } from './WorkerSegments.js';
+import { loadSegment, type LoadedSegment } from './WorkerSegments.js';
 import { RandomizedHadamard } from '../quantization/RandomizedHadamard.js';
-import { SINGLE_BIT_QUERY_NIBBLE } from '../quantized/ScalarEncodings.js';
+import { encodingForBits, SINGLE_BIT_QUERY_NIBBLE } from '../quantized/ScalarEncodings.js';
+import { EncodedQuantizedScorer } from '../quantized/EncodedVectorScorer.js';
 
 /** Rotations by (dims, seed): segments of one index share theirs, and building one costs O(dims) draws. */
 const rotations = new Map<string, RandomizedHadamard>();
@@ -45,6 +46,7 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
   const seg = await loadSegment(handle);
   const q = handle.quantized;
   if (!seg.scorer || !q) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0 };
+  if (q.bits !== 1) return searchEncoded(seg, handle, target, options);
   const planes = seg.kernels.u8().subarray(seg.planesPtr, seg.planesPtr + 4 * q.codeBytes);
   const qq = seg.quantizer.quantize(target, q.centroid, planes, SINGLE_BIT_QUERY_NIBBLE, rotationOf(handle.dims, q.rotationSeed));
   seg.scorer.query = {
@@ -66,4 +68,34 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
   const table = handle.vectors.ordToDoc;
   const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
   return { docs, scores: result.scores, visited: result.visited };
+}
+
+/**
+ * A multi-bit segment (2, 4, 7 or 8 doc bits): the query is quantized at the encoding's query bits
+ * into the segment's query buffer (4 x codeBytes, at least the query code's size), scored by the
+ * wasm multi-bit estimator; level 0 of a graph is searched by the JS searcher over the resident
+ * lists (the wasm level-0 search scores 1-bit codes only).
+ */
+function searchEncoded(seg: LoadedSegment, handle: SegmentHandle, target: Float32Array, options: SegmentSearchOptions): SegmentKnnResult {
+  const q = handle.quantized!;
+  const enc = encodingForBits(q.bits);
+  const code = new Uint8Array(enc.queryCodeBytes(handle.dims));
+  const qq = seg.quantizer.quantize(target, q.centroid, code, enc, rotationOf(handle.dims, q.rotationSeed));
+  seg.kernels.u8().set(code, seg.planesPtr);
+  const scorer = new EncodedQuantizedScorer(
+    enc,
+    { kernels: seg.kernels, recordsPtr: seg.recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes },
+    {
+      codePtr: seg.planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum,
+      dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+    },
+  );
+  try {
+    const result = seg.graph ? seg.graph.searchJs(scorer, options.k, options.ef, options.global ?? null) : exactSearch(scorer, options.k, handle.liveOrds);
+    const table = handle.vectors.ordToDoc;
+    const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
+    return { docs, scores: result.scores, visited: result.visited };
+  } finally {
+    scorer.release();
+  }
 }

@@ -21,7 +21,7 @@ import { quantizeField, type QuantizationSettings, type QuantizedField } from '.
 import { encodingForBits, type DocBits } from '../../segments/quantized/ScalarEncodings.js';
 import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
 import { BinaryQuantizedScorer, BinaryQuantizedScorerSupplier } from '../../segments/quantized/BinaryQuantizedScorer.js';
-import { EncodedScorerSupplier, EncodedVectorScorer } from '../../segments/quantized/EncodedVectorScorer.js';
+import { EncodedQuantizedScorer, EncodedScorerSupplier } from '../../segments/quantized/EncodedVectorScorer.js';
 import { RandomizedHadamard, DEFAULT_ROTATION_SEED } from '../../segments/quantization/RandomizedHadamard.js';
 import { exactSearch, HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { HnswGraphBuilder } from '../../segments/hnsw/HnswGraphBuilder.js';
@@ -51,12 +51,8 @@ const K = 10;
 const NUM_CANDIDATES = 100;
 const OVERSAMPLES = (values.oversample ?? '1,2,3,5,10,20').split(',').map(Number);
 const QUERIES = Number(values.queries ?? 1000);
-/**
- * Multi-bit rows score with the JS estimator (no wasm kernel yet): 1000 queries x 60k docs take
- * minutes on a loaded 2-core machine, so they use the first 300 queries (standard error of
- * recall@10 ~0.005 near 0.95).
- */
-const MULTIBIT_QUERIES = Number(values['multibit-queries'] ?? 300);
+/** Queries for the multi-bit rows (default: all). */
+const MULTIBIT_QUERIES = Number(values['multibit-queries'] ?? QUERIES);
 const CACHE = join(packageRoot(), '.bench', 'recall');
 mkdirSync(CACHE, { recursive: true });
 
@@ -167,18 +163,28 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
     };
   }
   const code = new Uint8Array(enc.queryCodeBytes(set.dims));
-  const base = { code, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: set.dims, similarity: set.similarity.ordinal, centroidDP: q.centroidDP };
-  const scorer = new EncodedVectorScorer(enc, set.dims, q.records, base);
+  const codeBytes = enc.docCodeBytes(set.dims);
+  const recordsPtr = kernels.alloc(q.records.length);
+  kernels.u8().set(q.records, recordsPtr);
+  const codePtr = kernels.alloc(code.length);
+  const base = { codePtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: set.dims, similarity: set.similarity.ordinal, centroidDP: q.centroidDP };
+  const scorer = new EncodedQuantizedScorer(enc, { kernels, recordsPtr, count: n, codeBytes, recordBytes: codeBytes + 16 }, base);
+  scorer.reserve(4096);
   const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
+  // Graph construction scores doc vs doc with the JS estimator (no resident query records).
   const supplier = q.queryRecords ? new EncodedScorerSupplier(enc, set.dims, q.records, q.queryRecords, set.similarity.ordinal, q.centroidDP) : null;
   return {
     q, rotation, scorer, supplier,
     setQuery(query) {
       const qq = quantizer.quantize(query, q.centroid, code, enc, rotation);
+      kernels.u8().set(code, codePtr);
       scorer.query = { ...base, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum };
     },
     release() {
+      scorer.release();
       quantizer.release();
+      kernels.free(recordsPtr);
+      kernels.free(codePtr);
     },
   };
 }
