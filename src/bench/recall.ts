@@ -44,6 +44,7 @@ const { values } = parseArgs({
     matrix: { type: 'string' },
     json: { type: 'string' },
     oversample: { type: 'string' },
+    bits: { type: 'string' },
   },
 });
 
@@ -74,6 +75,10 @@ function matrix(set: RecallSet): Config[] {
   const centroids = cosine ? (['lucene', 'mean'] as const) : (['lucene'] as const);
   const out: Config[] = [];
   const full = values.matrix === 'full';
+  if (values.matrix === 'lean') {
+    // Big sets: Lucene's exact 1-bit format against the default build (rotated, plain mean).
+    return [{ bits: 1, rotate: false, centroid: 'lucene', hnsw: true }, { bits: 1, rotate: true, centroid: cosine ? 'mean' : 'lucene', hnsw: true }];
+  }
   if (values.matrix === 'hnsw') {
     // Where the graph loses against the exhaustive scan at equal candidates (README "Recall").
     const c = cosine ? 'mean' : 'lucene';
@@ -299,7 +304,8 @@ for (const name of wanted) {
   } else throw new Error(`unknown set ${name}`);
   const hnswDocs = Number(values['gen-hnsw-docs'] ?? 200_000);
   process.stderr.write(`bench:recall: ${set.name}: ${set.base.size} x ${set.dims} ${set.similarity.userName}, ${set.queries.length} queries\n`);
-  for (const cfg of matrix(set)) {
+  const bitsFilter = values.bits ? new Set(values.bits.split(',').map(Number)) : null;
+  for (const cfg of matrix(set).filter((c) => !bitsFilter || bitsFilter.has(c.bits))) {
     const rows = runConfig(set, cfg, hnswDocs);
     for (const r of rows) {
       all.push(r);
