@@ -5,20 +5,6 @@ import { writeDenseOrdToDoc } from '../flat/OrdToDoc.js';
 import { DEFAULT_ROTATION_SEED, RandomizedHadamard } from '../quantization/RandomizedHadamard.js';
 import { packDocCode, packQueryCode } from './ScalarCodes.js';
 import { encodingForBits, SINGLE_BIT_QUERY_NIBBLE, type DocBits, type ScalarEncodingInfo } from './ScalarEncodings.js';
-
-/**
- * The centroid rule of a build that names none: the plain mean (bench:recall, Fashion-MNIST
- * cosine, 1-bit exhaustive, oversample 1: 0.422 -> 0.470 without rotation, 0.695 -> 0.710 with;
- * MiniLM 0.790 -> 0.829). Only COSINE differs between the rules.
- */
-export const DEFAULT_CENTROID_RULE: CentroidRule = 'mean';
-/**
- * Whether a build that says nothing rotates: yes (bench:recall, Fashion-MNIST cosine, 1-bit,
- * oversample 5: 0.861 -> 0.987 with the plain mean; MiniLM and the generator's isotropic data
- * reach the same recall either way). A rotated index is no longer Lucene's exact format:
- * `--rotation off --centroid lucene` builds that.
- */
-export const DEFAULT_ROTATION = true;
 import { OptimizedScalarQuantizer } from '../quantization/OptimizedScalarQuantizer.js';
 import { ByteArrayDataOutput } from '../store/DataOutput.js';
 import { IndexOutput } from '../store/IndexOutput.js';
@@ -40,6 +26,20 @@ import {
   TRANSFORM_RANDOMIZED_HADAMARD,
   type CentroidRule,
 } from './ScalarQuantizedVectorsFormat.js';
+
+/**
+ * The centroid rule of a build that names none: the plain mean (bench:recall, Fashion-MNIST
+ * cosine, 1-bit exhaustive, oversample 1: 0.422 -> 0.470 without rotation, 0.695 -> 0.710 with;
+ * MiniLM 0.790 -> 0.829). Only COSINE differs between the rules.
+ */
+export const DEFAULT_CENTROID_RULE: CentroidRule = 'mean';
+/**
+ * Whether a build that says nothing rotates: yes (bench:recall, Fashion-MNIST cosine, 1-bit,
+ * oversample 5: 0.861 -> 0.987 with the plain mean; MiniLM reaches 0.999-1.000 at oversample 5
+ * either way). A rotated index is no longer Lucene's exact format:
+ * `--rotation off --centroid lucene` builds that.
+ */
+export const DEFAULT_ROTATION = true;
 
 /** Random access to a segment's raw vectors in ord order; the returned array may be reused by the next call. */
 export interface FloatVectorSource {
@@ -63,9 +63,10 @@ export interface QuantizedField {
 }
 
 /**
- * How a field is quantized. The defaults (1 bit, Lucene's centroid, no rotation) are exactly
- * Lucene104ScalarQuantizedVectorsFormat's SINGLE_BIT_QUERY_NIBBLE; a plain-mean centroid or a
- * rotation are prescore extensions, recorded in the meta (see ScalarQuantizedVectorsFormat.ts).
+ * How a field is quantized. LUCENE_SETTINGS (1 bit, Lucene's centroid, no rotation) is exactly
+ * Lucene104ScalarQuantizedVectorsFormat's SINGLE_BIT_QUERY_NIBBLE; any encoding without the
+ * extensions is Lucene's format; a plain-mean centroid (COSINE) or a rotation are prescore
+ * extensions, recorded in the meta (see ScalarQuantizedVectorsFormat.ts).
  */
 export interface QuantizationSettings {
   readonly encoding: ScalarEncodingInfo;
