@@ -6,6 +6,9 @@ import { TARGET_SEGMENTS } from '../segments/index/segmentSizePolicy.js';
 import { buildIndex } from './api/buildIndex.js';
 import { parseVectorFormat } from '../segments/input/index.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
+import { DEFAULT_CENTROID_RULE, DEFAULT_ROTATION, type QuantizationOptions } from '../segments/quantized/ScalarQuantizedVectorsWriter.js';
+import { DOC_BITS_CHOICES, type DocBits } from '../segments/quantized/ScalarEncodings.js';
+import type { CentroidRule } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
 
 export const BUILD_USAGE = `Usage: prescore build --input FILE --out DIR --similarity S [options]
 
@@ -32,6 +35,12 @@ Options:
   --flat-threshold N    segments of at most N docs get no graph (default ${DEFAULT_FLAT_THRESHOLD})
   --m M                 HNSW max connections (default 16)
   --beam-width B        HNSW construction beam (default 100)
+  --bits B              doc bits per dimension: 1 | 2 | 4 | 7 | 8 (default 1); more bits, more
+                        memory and recall (README "Recall" says which setting reaches what)
+  --rotation R          on | off | a 64-bit seed: rotate vectors before quantizing (default
+                        ${DEFAULT_ROTATION ? 'on' : 'off'}); a rotated index is no longer Lucene's exact format
+  --centroid C          lucene | mean: COSINE centroid rule (default ${DEFAULT_CENTROID_RULE}); mean is
+                        prescore's extension, not Lucene's exact format
   --threads T           executor threads (default PRESCORE_THREADS or all cores)
   --quiet               no progress output
   -h, --help            this text
@@ -52,6 +61,9 @@ export async function buildCommand(argv: string[]): Promise<number> {
         'flat-threshold': { type: 'string' },
         m: { type: 'string' },
         'beam-width': { type: 'string' },
+        bits: { type: 'string' },
+        rotation: { type: 'string' },
+        centroid: { type: 'string' },
         threads: { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -83,6 +95,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
       flatThreshold: optionalInt('flat-threshold', values['flat-threshold'], 0),
       m: optionalInt('m', values.m),
       beamWidth: optionalInt('beam-width', values['beam-width']),
+      quantization: parseQuantization(values.bits, values.rotation, values.centroid),
       progress: !values.quiet,
       executor,
     });
@@ -102,6 +115,26 @@ export async function buildCommand(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+function parseQuantization(bits: string | undefined, rotation: string | undefined, centroid: string | undefined): QuantizationOptions {
+  const out: { bits?: DocBits; rotation?: boolean | bigint; centroid?: CentroidRule } = {};
+  if (bits !== undefined) {
+    const b = Number(bits);
+    if (!DOC_BITS_CHOICES.includes(b as DocBits)) throw new UsageError(`--bits must be one of ${DOC_BITS_CHOICES.join(', ')}, got "${bits}"`);
+    out.bits = b as DocBits;
+  }
+  if (rotation !== undefined) {
+    if (rotation === 'on' || rotation === 'true') out.rotation = true;
+    else if (rotation === 'off' || rotation === 'false') out.rotation = false;
+    else if (/^-?\d+$/.test(rotation) && BigInt.asIntN(64, BigInt(rotation)) === BigInt(rotation)) out.rotation = BigInt(rotation);
+    else throw new UsageError(`--rotation must be on, off or a 64-bit integer seed, got "${rotation}"`);
+  }
+  if (centroid !== undefined) {
+    if (centroid !== 'lucene' && centroid !== 'mean') throw new UsageError(`--centroid must be lucene or mean, got "${centroid}"`);
+    out.centroid = centroid;
+  }
+  return out;
+}
 
 function optionalInt(name: string, value: string | undefined, min = 1): number | undefined {
   if (value === undefined) return undefined;

@@ -170,8 +170,9 @@ describe('validation', () => {
     ['k missing', (v) => ({ vector: v }), 'k', /is required/],
     ['num_candidates < k', (v) => ({ vector: v, k: 10, num_candidates: 5 }), 'num_candidates', />= k \(10\), got 5/],
     ['num_candidates > 10000', (v) => ({ vector: v, k: 10, num_candidates: 10001 }), 'num_candidates', /10000/],
-    ['oversample 0.5', (v) => ({ vector: v, k: 10, oversample: 0.5 }), 'oversample', /in \[1, 10\].*0\.5/],
-    ['oversample 11', (v) => ({ vector: v, k: 10, oversample: 11 }), 'oversample', /got 11/],
+    ['oversample 0.5', (v) => ({ vector: v, k: 10, oversample: 0.5 }), 'oversample', /in \[1, 100\].*0\.5/],
+    ['oversample 101', (v) => ({ vector: v, k: 10, oversample: 101 }), 'oversample', /got 101/],
+    ['k x oversample > 10000', (v) => ({ vector: v, k: 200, oversample: 51 }), 'oversample', /200 x oversample|10200 candidates exceeds 10000/],
     ['3-dim vector', () => ({ vector: [0.1, 0.2, 0.3], k: 10 }), 'vector', /384 elements.*got 3/],
     ['string element', (v) => ({ vector: v.map((x, i) => (i === 3 ? 'x' : x)), k: 10 }), 'vector[3]', /finite number, got string "x"/],
     ['null element', (v) => ({ vector: v.map((x, i) => (i === 5 ? null : x)), k: 10 }), 'vector[5]', /got null/],
@@ -220,7 +221,7 @@ describe('validation', () => {
 
   it('reports several issues at once, and caps a garbage vector', async () => {
     const h = await start();
-    const res = await h.post('/v1/search', { vector: new Array(dims).fill('x'), k: 0, oversample: 99 });
+    const res = await h.post('/v1/search', { vector: new Array(dims).fill('x'), k: 0, oversample: 999 });
     const err = (await json(res)).error;
     expect(err.issues.length).toBeLessThanOrEqual(21);
     expect(err.issues_truncated).toBeGreaterThan(0);
@@ -234,7 +235,8 @@ describe('validation', () => {
     ['num_candidates < k', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 10, num_candidates: 9 } }), 'knn.num_candidates'],
     ['num_candidates < default k (size)', (v) => ({ knn: { field: 'embedding', query_vector: v, num_candidates: 5 } }), 'knn.num_candidates'],
     ['oversample 0.5', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 1, rescore_vector: { oversample: 0.5 } } }), 'knn.rescore_vector.oversample'],
-    ['oversample 11', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 1, rescore_vector: { oversample: 11 } } }), 'knn.rescore_vector.oversample'],
+    ['oversample 101', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 1, rescore_vector: { oversample: 101 } } }), 'knn.rescore_vector.oversample'],
+    ['k x oversample > 10000', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 1000, num_candidates: 1000, rescore_vector: { oversample: 11 } } }), 'knn.rescore_vector.oversample'],
     ['3-dim vector', () => ({ knn: { field: 'embedding', query_vector: [1, 2, 3], k: 1 } }), 'knn.query_vector'],
     ['string element', (v) => ({ knn: { field: 'embedding', query_vector: v.map((x, i) => (i === 3 ? 'x' : x)), k: 1 } }), 'knn.query_vector[3]'],
     ['null element', (v) => ({ knn: { field: 'embedding', query_vector: v.map((x, i) => (i === 9 ? null : x)), k: 1 } }), 'knn.query_vector[9]'],

@@ -3,6 +3,8 @@ import { Executor } from '../src/executor/Executor.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { readFileSync } from 'node:fs';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
+import { RandomizedHadamard } from '../segments/quantization/RandomizedHadamard.js';
+import { SINGLE_BIT_QUERY_NIBBLE } from '../segments/quantized/ScalarEncodings.js';
 import { JsKernels } from '../segments/kernels/JsKernels.js';
 import { Kernels } from '../segments/kernels/Kernels.js';
 import { IndexSearcher } from '../src/api/IndexSearcher.js';
@@ -42,7 +44,9 @@ function bruteForceFromHandles(dir: string, query: Float32Array, k: number): { d
     const records = new Uint8Array(readFileSync(q.path).subarray(q.offset, q.offset + q.count * q.recordBytes));
     const planes = new Uint8Array(4 * q.codeBytes);
     const quantizer = new QueryQuantizer(reader.field.similarity, reader.field.dims, kernels);
-    const qq = quantizer.quantize(query, q.centroid, planes);
+    // Rotated segments (the default build) rotate the query too.
+    const rotation = q.rotationSeed === null ? null : new RandomizedHadamard(reader.field.dims, q.rotationSeed);
+    const qq = quantizer.quantize(query, q.centroid, planes, SINGLE_BIT_QUERY_NIBBLE, rotation);
     quantizer.release();
     const scores = new Float32Array(q.count);
     JsKernels.scoreOsqRange(

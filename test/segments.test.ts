@@ -7,7 +7,7 @@ import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { readLatestCommit } from '../segments/index/CommitPoint.js';
 import { FlatVectorsReader } from '../segments/flat/FlatVectorsReader.js';
 import { ScalarQuantizedVectorsReader } from '../segments/quantized/ScalarQuantizedVectorsReader.js';
-import { quantizeField } from '../segments/quantized/ScalarQuantizedVectorsWriter.js';
+import { quantizationSettings, quantizeField } from '../segments/quantized/ScalarQuantizedVectorsWriter.js';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
 import { wholeFile } from '../segments/store/FileSlice.js';
 import { segmentFileName } from '../segments/flat/FlatVectorsFormat.js';
@@ -75,7 +75,12 @@ describe('an index built from vectors', () => {
         info.suffix,
       );
       const vectors = t.base.subarray(leaf.docBase * 100, (leaf.docBase + leaf.reader.maxDoc) * 100);
-      const inMemory = quantizeField({ size: leaf.reader.maxDoc, dims: 100, vector: (o) => vectors.subarray(o * 100, (o + 1) * 100) }, t.similarity);
+      // The build's defaults (quantizationSettings()): what `prescore build` used for this index.
+      const inMemory = quantizeField(
+        { size: leaf.reader.maxDoc, dims: 100, vector: (o) => vectors.subarray(o * 100, (o + 1) * 100) },
+        t.similarity,
+        { settings: quantizationSettings() },
+      );
       const onDisk = sq.readRecords(0);
       expect(onDisk).toEqual(inMemory.records);
       const entry = sq.field(0);

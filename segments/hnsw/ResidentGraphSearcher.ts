@@ -6,7 +6,18 @@ import { HnswGraphSearcher, type KnnSearchResult } from './HnswGraphSearcher.js'
 import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
 import { residentGraphBytes, ResidentGraph, writeResidentGraph, type ResidentGraphLayout } from './ResidentGraph.js';
 
+import type { RandomVectorScorer } from './RandomVectorScorer.js';
+
 const MAX_VISIT_LIMIT = 0x7fffffff;
+
+/**
+ * What searchJs scores with: any scorer over the resident records that can reserve its kernel
+ * scratch up front (the 1-bit BinaryQuantizedScorer, the multi-bit EncodedQuantizedScorer).
+ */
+export interface ResidentScorer extends RandomVectorScorer {
+  readonly query: object;
+  reserve(n: number): void;
+}
 
 /** Level 0's heap lists once a searcher has copied the graph into kernel memory. */
 const NO_LISTS = new Int32Array(0);
@@ -158,8 +169,9 @@ export class ResidentGraphSearcher {
    * grew during the search, so the scorer's scratch is reserved first (a search then allocates
    * nothing in kernel memory) and the memory is checked afterwards.
    */
-  searchJs(scorer: BinaryQuantizedScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null): KnnSearchResult {
-    this.checkUsable(scorer);
+  searchJs(scorer: ResidentScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null): KnnSearchResult {
+    if ('planesPtr' in scorer.query) this.checkUsable(scorer as BinaryQuantizedScorer);
+    else if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
     scorer.reserve(maxStride(this.graph.layout));
     this.graph.refresh();
     const buffer = this.kernels.memory.buffer;

@@ -189,6 +189,8 @@ class PrescoreSegmentReader implements SegmentReader {
         recordBytes: q.recordBytes,
         centroid: shared(q.centroid),
         centroidDP: q.centroidDP,
+        bits: q.scalarEncoding.docBits,
+        rotationSeed: q.rotationSeed,
       },
       graph: vem && vex ? { vem, vex, segmentId: info.id, suffix: info.suffix, fieldNumber } : null,
       liveOrds: null,

@@ -13,6 +13,7 @@ import { DirectoryLock } from '../store/DirectoryLock.js';
 import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
 import type { SegmentBuilder, SegmentBuildResult } from './SegmentBuildTask.js';
 import { defaultSegmentDocs, maxSegmentDocs, DEFAULT_SEGMENT_DOCS } from './segmentSizePolicy.js';
+import type { QuantizationOptions } from '../quantized/ScalarQuantizedVectorsWriter.js';
 
 export interface BuildOptions {
   readonly input: string;
@@ -28,6 +29,8 @@ export interface BuildOptions {
   readonly m?: number;
   readonly beamWidth?: number;
   readonly seed?: number;
+  /** Doc bits, centroid rule and rotation of the codes (default: quantizationSettings' defaults). */
+  readonly quantization?: QuantizationOptions;
 }
 
 /** What the builder needs from the layer above: where segments are built and where progress goes. */
@@ -153,6 +156,7 @@ async function buildLocked(
       m: options.m ?? 16,
       beamWidth: options.beamWidth ?? 100,
       seed: (options.seed ?? 42) + segments.length,
+      quantization: options.quantization,
       progress: counters,
     });
     build.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"

@@ -1,6 +1,6 @@
 import { MappedFile } from '../store/native/MappedFile.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
-import { quantizeField, writeQuantizedField, type FloatVectorSource } from '../quantized/ScalarQuantizedVectorsWriter.js';
+import { quantizeField, quantizationSettings, writeQuantizedField, type FloatVectorSource, type QuantizationOptions } from '../quantized/ScalarQuantizedVectorsWriter.js';
 import { buildSegmentGraph } from './buildSegmentGraph.js';
 
 export interface SegmentBuildArgs {
@@ -19,6 +19,8 @@ export interface SegmentBuildArgs {
   readonly m: number;
   readonly beamWidth: number;
   readonly seed: number;
+  /** How the codes are made (doc bits, centroid rule, rotation); default Lucene's 1-bit format. */
+  readonly quantization?: QuantizationOptions;
   /** Shared progress counters: [vectors quantized, graph nodes inserted], summed over segments. */
   readonly progress: Int32Array;
 }
@@ -60,6 +62,7 @@ export async function buildSegment(args: SegmentBuildArgs): Promise<SegmentBuild
     const t0 = performance.now();
     let reported = 0;
     const quantized = quantizeField(source, similarity, {
+      settings: quantizationSettings(args.quantization),
       withQueryRecords: args.buildGraph,
       onProgress: (done) => {
         Atomics.add(args.progress, 0, done - reported);

@@ -1,6 +1,7 @@
 import type { ResidentGraphLayout } from '../hnsw/ResidentGraph.js';
 import type { WasmMemory } from '../kernels/wasmApi.js';
 import type { FileSlice } from '../store/FileSlice.js';
+import type { DocBits } from '../quantized/ScalarEncodings.js';
 
 /**
  * Everything an executor worker needs to open one segment's vector field by itself: plain data
@@ -98,6 +99,10 @@ export interface QuantizedDataHandle extends HeldFile {
   readonly recordBytes: number;
   readonly centroid: Float32Array;
   readonly centroidDP: number;
+  /** Doc bits per dimension (the ScalarEncoding): 1 for SINGLE_BIT_QUERY_NIBBLE. */
+  readonly bits: DocBits;
+  /** The RandomizedHadamard seed the codes were rotated with; null: not rotated (Lucene's format). */
+  readonly rotationSeed: bigint | null;
 }
 
 export interface GraphHandle {

@@ -7,6 +7,9 @@ import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsFo
 import { HnswVectorsWriter } from '../hnsw/HnswVectorsWriter.js';
 import { BinaryQuantizedScorerSupplier } from '../quantized/BinaryQuantizedScorer.js';
 import type { QuantizedField } from '../quantized/ScalarQuantizedVectorsWriter.js';
+import { EncodedScorerSupplier } from '../quantized/EncodedVectorScorer.js';
+import type { RandomVectorScorerSupplier } from '../hnsw/RandomVectorScorer.js';
+import type { OnHeapHnswGraph } from '../hnsw/OnHeapHnswGraph.js';
 import { binaryCodeBytes } from '../quantization/BitPacking.js';
 
 export interface GraphBuildSpec {
@@ -33,6 +36,13 @@ export async function buildSegmentGraph(
   onInserted: (n: number) => void,
 ): Promise<void> {
   if (!quantized.queryRecords) throw new Error('graph build needs the 4-bit query records');
+  if (quantized.settings.encoding.docBits !== 1) {
+    // Multi-bit codes: doc-vs-doc scores from the JS estimator over the heap records.
+    const enc = quantized.settings.encoding;
+    const supplier = new EncodedScorerSupplier(enc, spec.dims, quantized.records, quantized.queryRecords, similarity.ordinal, quantized.centroidDP);
+    writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted));
+    return;
+  }
   const k = await threadKernels();
   const codeBytes = binaryCodeBytes(spec.dims);
   const recordsPtr = k.alloc(quantized.records.length);
@@ -47,28 +57,35 @@ export async function buildSegmentGraph(
       similarity.ordinal,
       quantized.centroidDP,
     );
-    let reported = 0;
-    const builder = new HnswGraphBuilder(supplier, {
-      M: spec.m,
-      beamWidth: spec.beamWidth,
-      seed: spec.seed,
-      progressEvery: 1000,
-      onProgress: (done) => {
-        onInserted(done - reported);
-        reported = done;
-      },
-    });
-    const graph = builder.build();
-    const writer = HnswVectorsWriter.create(
-      join(spec.dir, segmentFileName(spec.name, spec.suffix, HNSW_META_EXTENSION)),
-      join(spec.dir, segmentFileName(spec.name, spec.suffix, HNSW_INDEX_EXTENSION)),
-      spec.id,
-      spec.suffix,
-    );
-    writer.writeField({ fieldNumber: spec.fieldNumber, encoding: VectorEncoding.FLOAT32, similarity, dimension: spec.dims, maxConn: spec.m }, spec.count, graph);
-    writer.close(); // writes the end marker and footers, fsyncs both files
+    writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted));
   } finally {
     k.free(recordsPtr);
     k.free(queryRecordsPtr);
   }
+}
+
+function buildGraph(spec: GraphBuildSpec, supplier: RandomVectorScorerSupplier, onInserted: (n: number) => void): OnHeapHnswGraph {
+  let reported = 0;
+  const builder = new HnswGraphBuilder(supplier, {
+    M: spec.m,
+    beamWidth: spec.beamWidth,
+    seed: spec.seed,
+    progressEvery: 1000,
+    onProgress: (done) => {
+      onInserted(done - reported);
+      reported = done;
+    },
+  });
+  return builder.build();
+}
+
+function writeGraph(spec: GraphBuildSpec, similarity: VectorSimilarityFunction, graph: OnHeapHnswGraph): void {
+  const writer = HnswVectorsWriter.create(
+    join(spec.dir, segmentFileName(spec.name, spec.suffix, HNSW_META_EXTENSION)),
+    join(spec.dir, segmentFileName(spec.name, spec.suffix, HNSW_INDEX_EXTENSION)),
+    spec.id,
+    spec.suffix,
+  );
+  writer.writeField({ fieldNumber: spec.fieldNumber, encoding: VectorEncoding.FLOAT32, similarity, dimension: spec.dims, maxConn: spec.m }, spec.count, graph);
+  writer.close(); // writes the end marker and footers, fsyncs both files
 }

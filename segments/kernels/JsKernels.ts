@@ -19,6 +19,10 @@ export interface JsOsqQuery extends OsqQueryCorrections {
 const f = Math.fround;
 /** Lucene's 4-bit scale 1f / 15f, as a float32. */
 export const QUERY_SCALE_4BIT = f(1 / 15);
+/** Lucene's scale for b bits, 1f / (2^b - 1), as a float32 (1 for one bit). */
+export function osqScale(bits: number): number {
+  return f(1 / ((1 << bits) - 1));
+}
 
 const POPCOUNT = new Uint8Array(256);
 for (let i = 1; i < 256; i++) POPCOUNT[i] = (i & 1) + POPCOUNT[i >> 1];
@@ -42,11 +46,14 @@ export function int4BitDotProduct(q: Uint8Array, qOff: number, d: Uint8Array, dO
  * l_x = u_x − a_x, l_y = (u_y − a_y)·(1/15f), s = a_x·a_y·D + a_y·l_x·x₁ + a_x·l_y·y₁ + l_x·l_y·qc,
  * each product associating left and the four summed left to right, integers converted to float.
  */
-export function osqCenteredDot(q: OsqQueryCorrections, qc: number, ax: number, ux: number, x1: number): number {
+export function osqCenteredDot(
+  q: OsqQueryCorrections, qc: number, ax: number, ux: number, x1: number,
+  docScale = 1, queryScale = QUERY_SCALE_4BIT,
+): number {
   const ay = f(q.lower);
-  const ly = f(f(f(q.upper) - ay) * QUERY_SCALE_4BIT);
+  const ly = f(f(f(q.upper) - ay) * queryScale);
   ax = f(ax);
-  const lx = f(f(ux) - ax); // Lucene multiplies by the 1-bit scale 1f: an identity
+  const lx = f(f(f(ux) - ax) * docScale); // 1-bit: Lucene multiplies by the scale 1f, an identity
   const t1 = f(f(ax * ay) * f(q.dims));
   const t2 = f(f(ay * lx) * f(x1));
   const t3 = f(f(ax * ly) * f(q.componentSum));

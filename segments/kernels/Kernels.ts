@@ -15,6 +15,11 @@ export interface OsqQuery extends OsqQueryCorrections {
   readonly planesPtr: number;
 }
 
+/** A query for the multi-bit kernel: its packed code lives in the instance's memory at codePtr. */
+export interface EncodedKernelQuery extends OsqQueryCorrections {
+  readonly codePtr: number;
+}
+
 /** The raw exports of kernels.wat. Pointers are byte addresses in the instance's memory. */
 interface KernelExports {
   int4BitDotProduct(q: number, d: number, codeBytes: number): number;
@@ -24,6 +29,11 @@ interface KernelExports {
     ay: number, uy: number, y1: number, corrY: number, dims: number, sim: number, centroidDP: number,
   ): void;
   hnswSearchL0(ctx: number): number;
+  osqScoreEncoded(
+    query: number, docBits: number, codeBytes: number, planeBytes: number, pad: number,
+    records: number, recordSize: number, ords: number, start: number, n: number, out: number,
+    ay: number, ly: number, lxScale: number, df: number, y1f: number, corrY: number, sim: number, centroidDP: number,
+  ): void;
   osqLossAndGrid(vec: number, dim: number, a: number, b: number, points: number, norm2: number, lambda: number, grid: number): number;
   dot(a: number, b: number, dim: number): number;
   squareDistance(a: number, b: number, dim: number): number;
@@ -307,6 +317,32 @@ export class Kernels {
       q.planesPtr, codeBytes, this.padPtr,
       recordsPtr, recordSize, ordsPtr, startOrd, n, outPtr,
       q.lower, q.upper, q.componentSum, q.additionalCorrection, q.dims, q.similarity, q.centroidDP,
+    );
+  }
+
+  // ---- multi-bit encodings (2-bit x 4-bit, 4 x 4, 7 x 7, 8 x 8) ----------------------------
+
+  /**
+   * Lucene's estimator for the multi-bit encodings over records ords[0..n) (ordsPtr != 0) or
+   * startOrd .. startOrd + n - 1 (ordsPtr = 0), written as f32 to outPtr[0..n). The query code at
+   * q.codePtr is laid out as ScalarEncodingInfo.queryCodeBytes says (4 planes for 2 doc bits, one
+   * byte per component otherwise). Float32 exact, as the 1-bit kernel.
+   */
+  scoreEncoded(
+    q: EncodedKernelQuery, docBits: 2 | 4 | 7 | 8, dims: number, codeBytes: number,
+    recordsPtr: number, recordSize: number, ordsPtr: number, startOrd: number, n: number, outPtr: number,
+  ): void {
+    if (recordSize < codeBytes + 16) throw new RangeError(`records of ${codeBytes} code bytes need at least ${codeBytes + 16} bytes, got ${recordSize}`);
+    if (n <= 0) return;
+    const planeBytes = (dims + 7) >> 3;
+    if (docBits === 2) this.reserveOsqScratch(planeBytes);
+    const f = Math.fround;
+    const queryScale = f(1 / ((1 << (docBits === 2 ? 4 : docBits)) - 1));
+    const ly = f(f(f(q.upper) - f(q.lower)) * queryScale);
+    this.x.osqScoreEncoded(
+      q.codePtr, docBits, codeBytes, planeBytes, this.padPtr,
+      recordsPtr, recordSize, ordsPtr, startOrd, n, outPtr,
+      q.lower, ly, f(1 / ((1 << docBits) - 1)), q.dims, q.componentSum, q.additionalCorrection, q.similarity, q.centroidDP,
     );
   }
 

@@ -935,4 +935,162 @@
             (br $qRest)))
         (local.set $db (local.get $dbEnd))
         (br $docBlock))))
+  ;; =========================================================================================
+  ;; MULTI-BIT ENCODINGS (issue 15): Lucene's estimator for DIBIT_QUERY_NIBBLE (2-bit docs, 4-bit
+  ;; transposed query), PACKED_NIBBLE (4 x 4 bits) and SEVEN_BIT / UNSIGNED_BYTE (7 x 7, 8 x 8
+  ;; bits). Everything in this section is new and self-contained; it only calls $bitDot and
+  ;; $padPlanes from above.
+  ;; =========================================================================================
+
+  ;; qc for 2-bit docs: the doc's low plane (planeBytes at $d) and high plane (at $d + planeBytes)
+  ;; against the 4 query planes padded to $stride (see $padPlanes): bitDot(low) + 2 bitDot(high).
+  ;; $bitDot reads whole 16-byte chunks: past the low plane it meets the high plane's bytes and past
+  ;; the high plane the record's corrections, both against zero query padding, so they add nothing
+  ;; and every load stays inside the record (code + 16 bytes).
+  (func $dibitDot (param $pad i32) (param $stride i32) (param $d i32) (param $planeBytes i32) (result i32)
+    (i32.add
+      (call $bitDot (local.get $pad) (local.get $stride) (local.get $d) (local.get $stride))
+      (i32.shl
+        (call $bitDot (local.get $pad) (local.get $stride) (i32.add (local.get $d) (local.get $planeBytes)) (local.get $stride))
+        (i32.const 1))))
+
+  ;; qc for packed nibbles: doc byte i holds component i (high nibble) and i + half (low nibble);
+  ;; the query is one byte per component (q[0 .. 2 half)). 16 doc bytes per step, products of
+  ;; u8 lanes (<= 15 x 15) widened to u16 and pairwise into u32; the tail is scalar, so no load
+  ;; reads past the code.
+  (func $nibbleDot (param $q i32) (param $d i32) (param $half i32) (result i32)
+    (local $i i32) (local $acc v128) (local $dv v128) (local $hi v128) (local $lo v128)
+    (local $qa v128) (local $qb v128) (local $sum i32) (local $b i32)
+    (block $done
+      (loop $chunk
+        (br_if $done (i32.gt_u (i32.add (local.get $i) (i32.const 16)) (local.get $half)))
+        (local.set $dv (v128.load align=1 (i32.add (local.get $d) (local.get $i))))
+        (local.set $hi (i8x16.shr_u (local.get $dv) (i32.const 4)))
+        (local.set $lo (v128.and (local.get $dv) (v128.const i8x16 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15)))
+        (local.set $qa (v128.load align=1 (i32.add (local.get $q) (local.get $i))))
+        (local.set $qb (v128.load align=1 (i32.add (local.get $q) (i32.add (local.get $i) (local.get $half)))))
+        (local.set $acc
+          (i32x4.add (local.get $acc)
+            (i32x4.add
+              (i32x4.add
+                (i32x4.extadd_pairwise_i16x8_u (i16x8.extmul_low_i8x16_u (local.get $hi) (local.get $qa)))
+                (i32x4.extadd_pairwise_i16x8_u (i16x8.extmul_high_i8x16_u (local.get $hi) (local.get $qa))))
+              (i32x4.add
+                (i32x4.extadd_pairwise_i16x8_u (i16x8.extmul_low_i8x16_u (local.get $lo) (local.get $qb)))
+                (i32x4.extadd_pairwise_i16x8_u (i16x8.extmul_high_i8x16_u (local.get $lo) (local.get $qb)))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $chunk)))
+    (local.set $sum (call $hsumI32 (local.get $acc)))
+    (block $tailDone
+      (loop $tail
+        (br_if $tailDone (i32.ge_u (local.get $i) (local.get $half)))
+        (local.set $b (i32.load8_u (i32.add (local.get $d) (local.get $i))))
+        (local.set $sum
+          (i32.add (local.get $sum)
+            (i32.add
+              (i32.mul (i32.shr_u (local.get $b) (i32.const 4)) (i32.load8_u (i32.add (local.get $q) (local.get $i))))
+              (i32.mul (i32.and (local.get $b) (i32.const 15))
+                (i32.load8_u (i32.add (local.get $q) (i32.add (local.get $i) (local.get $half))))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $tail)))
+    (local.get $sum))
+
+  ;; qc for one byte per component (7 and 8 bits): u8 x u8 products (<= 65025) in u16 lanes,
+  ;; pairwise into u32; scalar tail.
+  (func $byteDot (param $q i32) (param $d i32) (param $n i32) (result i32)
+    (local $i i32) (local $acc v128) (local $a v128) (local $b v128) (local $sum i32)
+    (block $done
+      (loop $chunk
+        (br_if $done (i32.gt_u (i32.add (local.get $i) (i32.const 16)) (local.get $n)))
+        (local.set $a (v128.load align=1 (i32.add (local.get $d) (local.get $i))))
+        (local.set $b (v128.load align=1 (i32.add (local.get $q) (local.get $i))))
+        (local.set $acc
+          (i32x4.add (local.get $acc)
+            (i32x4.add
+              (i32x4.extadd_pairwise_i16x8_u (i16x8.extmul_low_i8x16_u (local.get $a) (local.get $b)))
+              (i32x4.extadd_pairwise_i16x8_u (i16x8.extmul_high_i8x16_u (local.get $a) (local.get $b))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $chunk)))
+    (local.set $sum (call $hsumI32 (local.get $acc)))
+    (block $tailDone
+      (loop $tail
+        (br_if $tailDone (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $sum
+          (i32.add (local.get $sum)
+            (i32.mul (i32.load8_u (i32.add (local.get $d) (local.get $i))) (i32.load8_u (i32.add (local.get $q) (local.get $i))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $tail)))
+    (local.get $sum))
+
+  ;; osqScoreEncoded: Lucene's estimator (as osqScore above) for n records of the multi-bit
+  ;; encodings, written as f32 to out[k]; record k is ords[k] when ords != 0, else start + k.
+  ;;   docBits 2: query = 4 planes of planeBytes at $query (copied padded to $pad, 4 x stride bytes),
+  ;;              doc code = 2 planes of planeBytes
+  ;;   docBits 4: query = 2 half bytes (one per component), doc code = half bytes of nibble pairs
+  ;;   docBits 7, 8: query and doc one byte per component, codeBytes each
+  ;; lx = (ux - ax) * lxScale (Lucene's 1f / (2^docBits - 1)); ly = (uy - ay) * queryScale is
+  ;; passed in; the sum and the final score are osqScore's, float32, in Lucene's order.
+  (func (export "osqScoreEncoded")
+    (param $query i32) (param $docBits i32) (param $codeBytes i32) (param $planeBytes i32) (param $pad i32)
+    (param $records i32) (param $recordSize i32)
+    (param $ords i32) (param $start i32) (param $n i32) (param $out i32)
+    (param $ay f32) (param $ly f32) (param $lxScale f32) (param $df f32) (param $y1f f32) (param $corrY f32)
+    (param $sim i32) (param $centroidDP f32)
+    (local $stride i32) (local $k i32) (local $rec i32) (local $cor i32) (local $qc i32)
+    (local $ax f32) (local $lx f32) (local $cx f32) (local $s f32) (local $r f32)
+    (if (i32.eq (local.get $docBits) (i32.const 2))
+      (then (local.set $stride (call $padPlanes (local.get $query) (local.get $planeBytes) (local.get $pad)))))
+    (if (i32.le_s (local.get $n) (i32.const 0)) (then (return)))
+    (loop $record
+      (local.set $rec
+        (i32.add (local.get $records)
+          (i32.mul (local.get $recordSize)
+            (if (result i32) (local.get $ords)
+              (then (i32.load (i32.add (local.get $ords) (i32.shl (local.get $k) (i32.const 2)))))
+              (else (i32.add (local.get $start) (local.get $k)))))))
+      (local.set $qc
+        (if (result i32) (i32.eq (local.get $docBits) (i32.const 2))
+          (then (call $dibitDot (local.get $pad) (local.get $stride) (local.get $rec) (local.get $planeBytes)))
+          (else
+            (if (result i32) (i32.eq (local.get $docBits) (i32.const 4))
+              (then (call $nibbleDot (local.get $query) (local.get $rec) (local.get $codeBytes)))
+              (else (call $byteDot (local.get $query) (local.get $rec) (local.get $codeBytes)))))))
+      (local.set $cor (i32.add (local.get $rec) (local.get $codeBytes)))
+      (local.set $ax (f32.load align=1 (local.get $cor)))
+      (local.set $lx (f32.mul (f32.sub (f32.load offset=4 align=1 (local.get $cor)) (local.get $ax)) (local.get $lxScale)))
+      (local.set $cx (f32.load offset=8 align=1 (local.get $cor)))
+      (local.set $s
+        (f32.add
+          (f32.add
+            (f32.add
+              (f32.mul (f32.mul (local.get $ax) (local.get $ay)) (local.get $df))
+              (f32.mul (f32.mul (local.get $ay) (local.get $lx))
+                (f32.convert_i32_s (i32.load offset=12 align=1 (local.get $cor)))))
+            (f32.mul (f32.mul (local.get $ax) (local.get $ly)) (local.get $y1f)))
+          (f32.mul (f32.mul (local.get $lx) (local.get $ly)) (f32.convert_i32_s (local.get $qc)))))
+      (if (i32.eqz (local.get $sim))
+        (then
+          (local.set $r
+            (f32.div (f32.const 1)
+              (f32.add (f32.const 1)
+                (f32.max
+                  (f32.sub (f32.add (local.get $corrY) (local.get $cx)) (f32.mul (f32.const 2) (local.get $s)))
+                  (f32.const 0))))))
+        (else
+          (local.set $s
+            (f32.add (local.get $s) (f32.sub (f32.add (local.get $corrY) (local.get $cx)) (local.get $centroidDP))))
+          (if (i32.eq (local.get $sim) (i32.const 3))
+            (then
+              (local.set $r
+                (if (result f32) (f32.lt (local.get $s) (f32.const 0))
+                  (then (f32.div (f32.const 1) (f32.sub (f32.const 1) (local.get $s))))
+                  (else (f32.add (local.get $s) (f32.const 1))))))
+            (else
+              (local.set $r
+                (f32.div
+                  (f32.add (f32.const 1) (f32.min (f32.max (local.get $s) (f32.const -1)) (f32.const 1)))
+                  (f32.const 2)))))))
+      (f32.store align=1 (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 2))) (local.get $r))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $record (i32.lt_u (local.get $k) (local.get $n)))))
 )

@@ -268,6 +268,8 @@ class LuceneSegmentReader implements SegmentReader {
               recordBytes: q.recordBytes,
               centroid: shared(q.centroid),
               centroidDP: q.centroidDP,
+              bits: q.scalarEncoding.docBits,
+              rotationSeed: q.rotationSeed,
             }
           : null,
       graph: sidecar?.graph

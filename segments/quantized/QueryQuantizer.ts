@@ -3,7 +3,9 @@ import { DEFAULT_ITERS, DEFAULT_LAMBDA, OptimizedScalarQuantizer, type LossAndGr
 import type { Kernels } from '../kernels/Kernels.js';
 import { l2normalize } from '../util/VectorUtil.js';
 import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
-import { QUERY_BITS } from './ScalarQuantizedVectorsFormat.js';
+import type { RandomizedHadamard } from '../quantization/RandomizedHadamard.js';
+import { packQueryCode } from './ScalarCodes.js';
+import { SINGLE_BIT_QUERY_NIBBLE, type ScalarEncodingInfo } from './ScalarEncodings.js';
 
 /** A query quantized against one segment's centroid: 4 bit planes and the corrective terms. */
 export interface QuantizedQuery {
@@ -74,14 +76,27 @@ export class QueryQuantizer {
     return this.view;
   }
 
-  /** Writes the planes into `planes` (4 x codeBytes) and returns the corrections. */
-  quantize(query: Float32Array, centroid: Float32Array, planes: Uint8Array): QuantizedQuery {
+  /**
+   * Writes the query code into `planes` (the encoding's queryCodeBytes: for 1 and 2 doc bits the
+   * 4 bit planes of codeBytes each) and returns the corrections. A segment whose codes were
+   * rotated needs its rotation here: the query is rotated after COSINE normalisation, before
+   * quantization, as the docs were.
+   */
+  quantize(
+    query: Float32Array,
+    centroid: Float32Array,
+    planes: Uint8Array,
+    encoding: ScalarEncodingInfo = SINGLE_BIT_QUERY_NIBBLE,
+    rotation: RandomizedHadamard | null = null,
+  ): QuantizedQuery {
     if (query.length !== this.dims) throw new RangeError(`query has ${query.length} dims, field has ${this.dims}`);
     const scratch = this.scratchVector();
     scratch.set(query);
     if (this.similarity === VectorSimilarityFunction.COSINE) l2normalize(scratch);
-    const r = this.quantizer.scalarQuantize(scratch, this.nibbles, QUERY_BITS, centroid);
-    transposeHalfByte(this.nibbles, planes);
+    if (rotation) rotation.apply(scratch, scratch);
+    const r = this.quantizer.scalarQuantize(scratch, this.nibbles, encoding.queryBits, centroid);
+    if (encoding === SINGLE_BIT_QUERY_NIBBLE) transposeHalfByte(this.nibbles, planes);
+    else packQueryCode(encoding, this.dims, this.nibbles, planes);
     return {
       planes,
       lower: r.lowerInterval,

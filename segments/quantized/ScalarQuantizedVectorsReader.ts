@@ -1,11 +1,17 @@
 import { checksumEntireFile, openMetaAndData, type FormatPair } from '../codec/CodecUtil.js';
 import { CorruptIndexException, IndexFormatTooNewOrOldException } from '../codec/CorruptIndexException.js';
 import { readOrdToDocConfig, type OrdToDocConfig } from '../flat/OrdToDoc.js';
-import { binaryCodeBytes } from '../quantization/BitPacking.js';
+import { encodingForWire, type ScalarEncodingInfo } from './ScalarEncodings.js';
 import type { FileSlice } from '../store/FileSlice.js';
 import { readSliceBytes } from '../store/FileSlice.js';
 import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import {
+  CENTROID_LUCENE,
+  CENTROID_PLAIN_MEAN,
+  SQ_VERSION_PRESCORE_EXTENSIONS,
+  TRANSFORM_NONE,
+  TRANSFORM_RANDOMIZED_HADAMARD,
+  type CentroidRule,
   CORRECTIONS_BYTES,
   SQ_DATA_CODEC,
   SQ_META_CODEC,
@@ -24,6 +30,11 @@ export interface QuantizedFieldEntry {
   readonly vectorDataLength: number;
   readonly count: number;
   readonly encoding: number;
+  /** The encoding's description (bits, code sizes). */
+  readonly scalarEncoding: ScalarEncodingInfo;
+  /** prescore's extensions (meta version 1); Lucene's rule and no rotation in version 0. */
+  readonly centroidRule: CentroidRule;
+  readonly rotationSeed: bigint | null;
   readonly centroid: Float32Array;
   readonly centroidDP: number;
   readonly ordToDoc: OrdToDocConfig;
@@ -32,8 +43,8 @@ export interface QuantizedFieldEntry {
 }
 
 /**
- * Opens a Lucene104ScalarQuantizedVectorsFormat pair (`.vemq` + `.veq`) holding
- * SINGLE_BIT_QUERY_NIBBLE fields. The meta file is CRC-verified; the data file structurally.
+ * Opens a Lucene104ScalarQuantizedVectorsFormat pair (`.vemq` + `.veq`), any ScalarEncoding,
+ * with prescore's extensions when the meta is version 1 (layout: ScalarQuantizedVectorsFormat.ts). The meta file is CRC-verified; the data file structurally.
  * `readRecords` loads a field's records with one positioned read (O(files) I/O at open, not
  * O(vectors)).
  */
@@ -45,7 +56,7 @@ export class ScalarQuantizedVectorsReader {
   ) {}
 
   static open(metaSlice: FileSlice, dataSlice: FileSlice, segmentId: Uint8Array, suffix: string): ScalarQuantizedVectorsReader {
-    const { meta } = openMetaAndData(metaSlice, dataSlice, SQ_FORMAT, segmentId, suffix);
+    const { meta, version: metaVersion } = openMetaAndData(metaSlice, dataSlice, SQ_FORMAT, segmentId, suffix);
     const fields = new Map<number, QuantizedFieldEntry>();
     for (let fieldNumber = meta.readInt(); fieldNumber !== -1; fieldNumber = meta.readInt()) {
       meta.readInt(); // the field's vector encoding (FLOAT32): the raw delegate checks it
@@ -61,16 +72,32 @@ export class ScalarQuantizedVectorsReader {
       let encoding: number = ScalarEncoding.SINGLE_BIT_QUERY_NIBBLE;
       const centroid = new Float32Array(dims);
       let centroidDP = 0;
+      let centroidRule: CentroidRule = 'lucene';
+      let rotationSeed: bigint | null = null;
       if (count > 0) {
         encoding = meta.readVInt();
-        if (encoding !== ScalarEncoding.SINGLE_BIT_QUERY_NIBBLE) {
-          throw new IndexFormatTooNewOrOldException(metaSlice.name, `scalar encoding ${encoding} (prescore scores SINGLE_BIT_QUERY_NIBBLE = 3 only)`);
+        if (!encodingForWire(encoding)) {
+          throw new IndexFormatTooNewOrOldException(metaSlice.name, `scalar encoding ${encoding} (prescore knows wire numbers 0..4)`);
         }
         for (let i = 0; i < dims; i++) centroid[i] = meta.readFloat();
         centroidDP = meta.readFloat();
+        if (metaVersion >= SQ_VERSION_PRESCORE_EXTENSIONS) {
+          const rule = meta.readByte();
+          if (rule !== CENTROID_LUCENE && rule !== CENTROID_PLAIN_MEAN) throw new CorruptIndexException(`invalid centroid rule ${rule}`, metaSlice.name);
+          centroidRule = rule === CENTROID_PLAIN_MEAN ? 'mean' : 'lucene';
+          const transform = meta.readByte();
+          if (transform === TRANSFORM_RANDOMIZED_HADAMARD) {
+            const lo = BigInt.asUintN(32, BigInt(meta.readInt()));
+            const hi = BigInt(meta.readInt());
+            rotationSeed = BigInt.asIntN(64, (hi << 32n) | lo);
+          } else if (transform !== TRANSFORM_NONE) {
+            throw new CorruptIndexException(`invalid vector transform ${transform}`, metaSlice.name);
+          }
+        }
       }
+      const scalarEncoding = encodingForWire(encoding)!;
       const ordToDoc = readOrdToDocConfig(meta, count);
-      const codeBytes = binaryCodeBytes(dims);
+      const codeBytes = scalarEncoding.docCodeBytes(dims);
       const recordBytes = codeBytes + CORRECTIONS_BYTES;
       if (vectorDataLength !== count * recordBytes) {
         throw new CorruptIndexException(`quantized data length ${vectorDataLength} != count ${count} x record ${recordBytes}`, dataSlice.name);
@@ -86,6 +113,9 @@ export class ScalarQuantizedVectorsReader {
         vectorDataLength,
         count,
         encoding,
+        scalarEncoding,
+        centroidRule,
+        rotationSeed,
         centroid,
         centroidDP,
         ordToDoc,

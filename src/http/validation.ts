@@ -8,6 +8,7 @@ import {
   MAX_K,
   MAX_NUM_CANDIDATES,
   MAX_OVERSAMPLE,
+  MAX_RESCORE_CANDIDATES,
   MIN_OVERSAMPLE,
   READ_PATHS,
   type ReadPath,
@@ -178,7 +179,10 @@ function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, body: unknow
   const parsed = schema.safeParse(body);
   const issues = parsed.success ? [] : zodIssues(parsed.error.issues, body, NATIVE_FIELDS);
   const obj = asRecord(body);
-  if (obj) checkCandidates(obj.k, obj.num_candidates, 'num_candidates', issues);
+  if (obj) {
+    checkCandidates(obj.k, obj.num_candidates, 'num_candidates', issues);
+    checkRescoreWindow(obj.k, obj.oversample, 'oversample', issues);
+  }
   if (!parsed.success || issues.length > 0) return { ok: false, error: toError(issues) };
   const b = parsed.data;
   return {
@@ -210,6 +214,7 @@ function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, b
     }
     const size = asRecord(body)!.size;
     checkCandidates(knn.k ?? size ?? 10, knn.num_candidates, 'knn.num_candidates', issues);
+    checkRescoreWindow(knn.k ?? size ?? 10, asRecord(knn.rescore_vector)?.oversample, 'knn.rescore_vector.oversample', issues);
   }
   if (!parsed.success || issues.length > 0) return { ok: false, error: toError(issues) };
   const b = parsed.data;
@@ -244,6 +249,16 @@ const ES_FIELDS: Record<string, readonly string[]> = {
 function checkCandidates(k: unknown, numCandidates: unknown, path: string, issues: ValidationIssue[]): void {
   if (Number.isInteger(k) && Number.isInteger(numCandidates) && (numCandidates as number) < (k as number)) {
     issues.push({ path, reason: `must be >= k (${k as number}), got ${numCandidates as number}` });
+  }
+}
+
+/** k x oversample first-phase candidates are rescored: at most MAX_RESCORE_CANDIDATES. */
+function checkRescoreWindow(k: unknown, oversample: unknown, path: string, issues: ValidationIssue[]): void {
+  if (Number.isInteger(k) && typeof oversample === 'number' && oversample >= MIN_OVERSAMPLE && oversample <= MAX_OVERSAMPLE) {
+    const n = Math.ceil((k as number) * oversample);
+    if (n > MAX_RESCORE_CANDIDATES) {
+      issues.push({ path, reason: `k x oversample = ${n} candidates exceeds ${MAX_RESCORE_CANDIDATES}; lower k or oversample` });
+    }
   }
 }
 

@@ -1,0 +1,326 @@
+/**
+ * `npm run bench:recall`: recall@10 after exact rescoring of k x oversample first-phase
+ * candidates, by doc bits x rotation x centroid rule x oversample, for an exhaustive and an HNSW
+ * first phase, on real data (Fashion-MNIST cosine and euclidean, MiniLM sentence vectors) and a
+ * `prescore gen` set. Each row also gives the first phase's mean latency per query (one thread,
+ * in process, the segment code the service runs) and the bytes per vector it keeps in memory.
+ *
+ *   npm run bench:recall -- [--sets fmnist-cosine,fmnist-euclidean,minilm,gen] [--queries 1000]
+ *     [--gen-dir /work/bench/gen-1m-1024] [--gen-queries 1000] [--matrix full|default] [--json out.json]
+ *
+ * Candidates: the first phase keeps k' = k x oversample per query; HNSW searches with
+ * ef = max(num_candidates = 100, k'), as the service does by default. Exact rescoring uses
+ * float64 similarities; recall is tie-aware (recallData.ts).
+ */
+import { parseArgs } from 'node:util';
+import { join } from 'node:path';
+import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { packageRoot } from '../executor/packageRoot.js';
+import { Kernels } from '../../segments/kernels/Kernels.js';
+import { quantizeField, type QuantizationSettings, type QuantizedField } from '../../segments/quantized/ScalarQuantizedVectorsWriter.js';
+import { encodingForBits, type DocBits } from '../../segments/quantized/ScalarEncodings.js';
+import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
+import { BinaryQuantizedScorer, BinaryQuantizedScorerSupplier } from '../../segments/quantized/BinaryQuantizedScorer.js';
+import { EncodedQuantizedScorer, EncodedScorerSupplier } from '../../segments/quantized/EncodedVectorScorer.js';
+import { RandomizedHadamard, DEFAULT_ROTATION_SEED } from '../../segments/quantization/RandomizedHadamard.js';
+import { exactSearch, HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
+import { HnswGraphBuilder } from '../../segments/hnsw/HnswGraphBuilder.js';
+import type { OnHeapHnswGraph } from '../../segments/hnsw/OnHeapHnswGraph.js';
+import type { RandomVectorScorer, RandomVectorScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
+import { Fp32ScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
+import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
+import { fashionMnist, genSet, miniLm, recallOf, type RecallSet } from './recallData.js';
+import { table } from './benchData.js';
+import { loadavg } from 'node:os';
+
+const { values } = parseArgs({
+  options: {
+    sets: { type: 'string' },
+    queries: { type: 'string' },
+    'gen-dir': { type: 'string' },
+    'gen-queries': { type: 'string' },
+    'gen-hnsw-docs': { type: 'string' },
+    'multibit-queries': { type: 'string' },
+    matrix: { type: 'string' },
+    json: { type: 'string' },
+    oversample: { type: 'string' },
+    bits: { type: 'string' },
+  },
+});
+
+const K = 10;
+const NUM_CANDIDATES = 100;
+const OVERSAMPLES = (values.oversample ?? '1,2,3,5,10,20').split(',').map(Number);
+const QUERIES = Number(values.queries ?? 1000);
+/** Queries for the multi-bit rows (default: all). */
+const MULTIBIT_QUERIES = Number(values['multibit-queries'] ?? QUERIES);
+const CACHE = join(packageRoot(), '.bench', 'recall');
+mkdirSync(CACHE, { recursive: true });
+
+interface Config {
+  readonly bits: DocBits;
+  readonly rotate: boolean;
+  readonly centroid: 'lucene' | 'mean';
+  readonly hnsw: boolean;
+  /** Build the graph on fp32 similarities instead of the quantized estimator (diagnostic). */
+  readonly fp32Graph?: boolean;
+  /** HNSW ef = max(num_candidates, efFactor x k'); default 1 (the service's rule before issue 15). */
+  readonly efFactor?: number;
+  /** Skip the exhaustive row (diagnostic matrices). */
+  readonly hnswOnly?: boolean;
+}
+
+function matrix(set: RecallSet): Config[] {
+  const cosine = set.similarity === VectorSimilarityFunction.COSINE;
+  const centroids = cosine ? (['lucene', 'mean'] as const) : (['lucene'] as const);
+  const out: Config[] = [];
+  const full = values.matrix === 'full';
+  if (values.matrix === 'lean') {
+    // Big sets: Lucene's exact 1-bit format against the default build (rotated, plain mean).
+    return [{ bits: 1, rotate: false, centroid: 'lucene', hnsw: true }, { bits: 1, rotate: true, centroid: cosine ? 'mean' : 'lucene', hnsw: true }];
+  }
+  if (values.matrix === 'hnsw') {
+    // Where the graph loses against the exhaustive scan at equal candidates (README "Recall").
+    const c = cosine ? 'mean' : 'lucene';
+    out.push({ bits: 1, rotate: true, centroid: c, hnsw: true });
+    for (const efFactor of [2, 4]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, efFactor });
+    for (const efFactor of [1, 2]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, fp32Graph: true, efFactor });
+    return out;
+  }
+  for (const centroid of centroids) {
+    for (const rotate of [false, true]) out.push({ bits: 1, rotate, centroid, hnsw: true });
+  }
+  const best = cosine ? 'mean' : 'lucene';
+  for (const bits of [2, 4] as const) for (const rotate of [false, true]) out.push({ bits, rotate, centroid: best, hnsw: full });
+  for (const bits of [7, 8] as const) out.push({ bits, rotate: false, centroid: best, hnsw: false });
+  if (full) out.push({ bits: 1, rotate: true, centroid: best, hnsw: true, fp32Graph: true });
+  return out;
+}
+
+interface Row {
+  readonly set: string;
+  readonly config: Config;
+  readonly phase: 'exhaustive' | 'hnsw';
+  readonly recall: Record<number, number>;
+  /** Mean first-phase ms per query at each oversample. */
+  readonly firstPhaseMs: Record<number, number>;
+  /** Mean exact-rescoring ms per query at each oversample. */
+  readonly rescoreMs: Record<number, number>;
+  readonly bytesPerVector: number;
+  readonly buildMs: number;
+}
+
+const kernels = await Kernels.load();
+
+/** The scorer the first phase uses for one query (1-bit: the wasm kernel; other bits: the JS estimator). */
+interface PreparedField {
+  readonly q: QuantizedField;
+  readonly rotation: RandomizedHadamard | null;
+  readonly scorer: RandomVectorScorer;
+  readonly supplier: RandomVectorScorerSupplier | null;
+  setQuery(query: Float32Array): void;
+  release(): void;
+}
+
+function prepare(set: RecallSet, cfg: Config): PreparedField {
+  const settings: QuantizationSettings = {
+    encoding: encodingForBits(cfg.bits),
+    centroidRule: cfg.centroid,
+    rotationSeed: cfg.rotate ? DEFAULT_ROTATION_SEED : null,
+  };
+  const q = quantizeField(set.base, set.similarity, { settings, withQueryRecords: cfg.hnsw && !cfg.fp32Graph });
+  const rotation = cfg.rotate ? new RandomizedHadamard(set.dims, DEFAULT_ROTATION_SEED) : null;
+  const enc = settings.encoding;
+  const n = set.base.size;
+  if (cfg.bits === 1) {
+    const codeBytes = enc.docCodeBytes(set.dims);
+    const recordBytes = codeBytes + 16;
+    const recordsPtr = kernels.alloc(q.records.length);
+    kernels.u8().set(q.records, recordsPtr);
+    const planesPtr = kernels.alloc(4 * codeBytes);
+    const records = { kernels, recordsPtr, count: n, codeBytes, recordBytes };
+    const scorer = new BinaryQuantizedScorer(records, {
+      planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: set.dims, similarity: set.similarity.ordinal, centroidDP: q.centroidDP,
+    });
+    scorer.reserve(4096);
+    let queryRecordsPtr = 0;
+    let supplier: RandomVectorScorerSupplier | null = null;
+    if (q.queryRecords) {
+      queryRecordsPtr = kernels.alloc(q.queryRecords.length);
+      kernels.u8().set(q.queryRecords, queryRecordsPtr);
+      supplier = new BinaryQuantizedScorerSupplier(records, queryRecordsPtr, set.dims, set.similarity.ordinal, q.centroidDP);
+    }
+    const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
+    return {
+      q, rotation, scorer, supplier,
+      setQuery(query) {
+        const planes = kernels.u8().subarray(planesPtr, planesPtr + 4 * codeBytes);
+        const qq = quantizer.quantize(query, q.centroid, planes, enc, rotation);
+        scorer.query = { ...scorer.query, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum };
+      },
+      release() {
+        scorer.release();
+        quantizer.release();
+        kernels.free(recordsPtr);
+        kernels.free(planesPtr);
+        if (queryRecordsPtr) kernels.free(queryRecordsPtr);
+      },
+    };
+  }
+  const code = new Uint8Array(enc.queryCodeBytes(set.dims));
+  const codeBytes = enc.docCodeBytes(set.dims);
+  const recordsPtr = kernels.alloc(q.records.length);
+  kernels.u8().set(q.records, recordsPtr);
+  const codePtr = kernels.alloc(code.length);
+  const base = { codePtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: set.dims, similarity: set.similarity.ordinal, centroidDP: q.centroidDP };
+  const scorer = new EncodedQuantizedScorer(enc, { kernels, recordsPtr, count: n, codeBytes, recordBytes: codeBytes + 16 }, base);
+  scorer.reserve(4096);
+  const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
+  // Graph construction scores doc vs doc with the JS estimator (no resident query records).
+  const supplier = q.queryRecords ? new EncodedScorerSupplier(enc, set.dims, q.records, q.queryRecords, set.similarity.ordinal, q.centroidDP) : null;
+  return {
+    q, rotation, scorer, supplier,
+    setQuery(query) {
+      const qq = quantizer.quantize(query, q.centroid, code, enc, rotation);
+      kernels.u8().set(code, codePtr);
+      scorer.query = { ...base, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum };
+    },
+    release() {
+      scorer.release();
+      quantizer.release();
+      kernels.free(recordsPtr);
+      kernels.free(codePtr);
+    },
+  };
+}
+
+function fp32Supplier(set: RecallSet): Fp32ScorerSupplier {
+  const data = new Float32Array(set.base.size * set.dims);
+  for (let o = 0; o < set.base.size; o++) data.set(set.base.vector(o), o * set.dims);
+  return new Fp32ScorerSupplier(data, set.dims, set.similarity);
+}
+
+/** Top k by exact similarity among `cands` (ords). */
+function rescore(set: RecallSet, qi: number, cands: Int32Array, n: number): Int32Array {
+  const scored: { o: number; s: number }[] = [];
+  for (let i = 0; i < n; i++) scored.push({ o: cands[i], s: set.exact(set.queries[qi], cands[i]) });
+  scored.sort((a, b) => b.s - a.s || a.o - b.o);
+  return Int32Array.from(scored.slice(0, K), (x) => x.o);
+}
+
+function runConfig(set: RecallSet, cfg: Config, hnswDocs: number): Row[] {
+  const t0 = performance.now();
+  const f = prepare(set, cfg);
+  const quantizeMs = performance.now() - t0;
+  const rows: Row[] = [];
+  const codeBytes = f.q.records.length / set.base.size;
+  try {
+    if (cfg.hnswOnly) return [hnswRow(set, cfg, f, codeBytes)];
+    // Exhaustive: one scan per query keeps the top k' for the largest oversample; a smaller
+    // oversample's candidates are its prefix (the scan's order is total: score, then ord).
+    const maxK = K * Math.max(...OVERSAMPLES);
+    const recall: Record<number, number> = {};
+    const rescoreMs: Record<number, number> = {};
+    for (const os of OVERSAMPLES) recall[os] = rescoreMs[os] = 0;
+    let fpMs = 0;
+    const nq = cfg.bits === 1 ? set.queries.length : Math.min(MULTIBIT_QUERIES, set.queries.length);
+    for (let qi = 0; qi < nq; qi++) {
+      const s0 = performance.now();
+      f.setQuery(set.queries[qi]);
+      const r = exactSearch(f.scorer, maxK);
+      fpMs += performance.now() - s0;
+      for (const os of OVERSAMPLES) {
+        const r0 = performance.now();
+        const top = rescore(set, qi, r.ords, Math.min(r.ords.length, K * os));
+        rescoreMs[os] += performance.now() - r0;
+        recall[os] += recallOf(set, qi, top, K);
+      }
+    }
+    const perQ = (rec: Record<number, number>) => Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, v / nq]));
+    rows.push({
+      set: set.name, config: cfg, phase: 'exhaustive', recall: perQ(recall),
+      firstPhaseMs: Object.fromEntries(OVERSAMPLES.map((os) => [os, fpMs / nq])), rescoreMs: perQ(rescoreMs),
+      bytesPerVector: codeBytes, buildMs: quantizeMs,
+    });
+    if (cfg.hnsw && set.base.size <= hnswDocs) rows.push(hnswRow(set, cfg, f, codeBytes));
+  } finally {
+    f.release();
+  }
+  return rows;
+}
+
+function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: number): Row {
+  const t0 = performance.now();
+  const supplier = cfg.fp32Graph ? fp32Supplier(set) : f.supplier!;
+  const graph: OnHeapHnswGraph = new HnswGraphBuilder(supplier, { M: 16, beamWidth: 100 }).build();
+  const buildMs = performance.now() - t0;
+  const searcher = new HnswGraphSearcher(graph.size());
+  const recall: Record<number, number> = {};
+  const fpMs: Record<number, number> = {};
+  const rescoreMs: Record<number, number> = {};
+  const nq = cfg.bits === 1 ? set.queries.length : Math.min(MULTIBIT_QUERIES, set.queries.length);
+  for (const os of OVERSAMPLES) {
+    let rec = 0, ms = 0, rms = 0;
+    const kPrime = K * os;
+    for (let qi = 0; qi < nq; qi++) {
+      const s0 = performance.now();
+      f.setQuery(set.queries[qi]);
+      const r = searcher.search(f.scorer, graph, kPrime, Math.max(NUM_CANDIDATES, (cfg.efFactor ?? 1) * kPrime));
+      ms += performance.now() - s0;
+      const r0 = performance.now();
+      const top = rescore(set, qi, r.ords, r.ords.length);
+      rms += performance.now() - r0;
+      rec += recallOf(set, qi, top, K);
+    }
+    recall[os] = rec / nq;
+    fpMs[os] = ms / nq;
+    rescoreMs[os] = rms / nq;
+  }
+  // Level 0 holds up to 2M = 32 neighbours plus a count per node (the resident layout).
+  const graphBytes = 4 * (2 * 16 + 2);
+  return { set: set.name, config: cfg, phase: 'hnsw', recall, firstPhaseMs: fpMs, rescoreMs, bytesPerVector: codeBytes + graphBytes, buildMs };
+}
+
+function label(c: Config): string {
+  return `${c.bits}-bit${c.rotate ? ' rot' : ''}${c.centroid === 'mean' ? ' mean-c' : ''}${c.fp32Graph ? ' fp32-graph' : ''}${c.efFactor ? ` ef=${c.efFactor}k'` : ''}`;
+}
+
+const wanted = (values.sets ?? 'fmnist-cosine,fmnist-euclidean,minilm,gen').split(',');
+const genDir = values['gen-dir'] ?? '/work/bench/gen-1m-1024';
+const all: Row[] = [];
+const loadBefore = loadavg();
+const started = new Date();
+for (const name of wanted) {
+  let set: RecallSet;
+  if (name === 'fmnist-cosine') set = await fashionMnist(VectorSimilarityFunction.COSINE, QUERIES, K, CACHE);
+  else if (name === 'fmnist-euclidean') set = await fashionMnist(VectorSimilarityFunction.EUCLIDEAN, QUERIES, K, CACHE);
+  else if (name === 'minilm') set = await miniLm(K, CACHE);
+  else if (name === 'gen') {
+    if (!existsSync(join(genDir, 'dataset.json'))) {
+      process.stderr.write(`bench:recall: ${genDir}/dataset.json not found; skipping gen\n`);
+      continue;
+    }
+    set = await genSet(genDir, Number(values['gen-queries'] ?? QUERIES));
+  } else throw new Error(`unknown set ${name}`);
+  const hnswDocs = Number(values['gen-hnsw-docs'] ?? 200_000);
+  process.stderr.write(`bench:recall: ${set.name}: ${set.base.size} x ${set.dims} ${set.similarity.userName}, ${set.queries.length} queries\n`);
+  const bitsFilter = values.bits ? new Set(values.bits.split(',').map(Number)) : null;
+  for (const cfg of matrix(set).filter((c) => !bitsFilter || bitsFilter.has(c.bits))) {
+    const rows = runConfig(set, cfg, hnswDocs);
+    for (const r of rows) {
+      all.push(r);
+      process.stderr.write(`  ${label(cfg).padEnd(24)} ${r.phase.padEnd(10)} ${OVERSAMPLES.map((os) => `os${os} ${r.recall[os].toFixed(3)}`).join('  ')}  fp ${r.firstPhaseMs[5]?.toFixed(2)} ms\n`);
+    }
+  }
+  set.close();
+}
+
+const header = ['set', 'codes', 'first phase', ...OVERSAMPLES.map((os) => `os${os}`), 'fp ms@os5', 'rescore ms@os5', 'B/vec'];
+const out = [
+  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, k x oversample)), recall@10 after exact rescoring of k x oversample; ` +
+    `${started.toISOString()}, load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+  '',
+  table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? NaN, r.bytesPerVector])),
+].join('\n');
+process.stdout.write(`${out}\n`);
+if (values.json) writeFileSync(values.json, JSON.stringify(all, null, 2));
