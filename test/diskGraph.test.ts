@@ -112,7 +112,8 @@ describe('a generated 12k x 32 index searched on disk', () => {
   let handles: SegmentHandle[];
 
   beforeAll(async () => {
-    idx = await buildTestIndex({ n: 12_000, dims: 32, segmentDocs: 6_000, queries: 12, seed: '13' });
+    // Lucene's own code settings (no rotation, Lucene's centroid): the graph the prefetch cases below were written against.
+    idx = await buildTestIndex({ n: 12_000, dims: 32, segmentDocs: 6_000, queries: 12, seed: '13', extra: { quantization: { rotation: false, centroid: 'lucene' } } });
     handles = DirectoryReader.open(idx.dir).leaves.map((l) => l.reader.handle);
   }, 300_000);
 
