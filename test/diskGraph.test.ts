@@ -24,27 +24,13 @@ import { MappedFile } from '../segments/store/native/MappedFile.js';
 import { MappedBytes, PreadBytes, type RandomAccessBytes } from '../segments/store/RandomAccessBytes.js';
 import { GraphPrefetcher, newGraphCounters, policyReads } from '../query/prefetch/GraphPrefetcher.js';
 import { prefetchPolicy, POLICY_STATE_INTS } from '../query/prefetch/PrefetchPolicy.js';
-import { LUCENE_FIXTURE_ZIPS, unzipLuceneFixture } from './support/luceneFixtures.js';
+import { fixtureVector, LUCENE_FIXTURE_ZIPS, luceneCosine, unzipLuceneFixture } from './support/luceneFixtures.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 
 afterAll(async () => {
   await Executor.shutdown();
 });
 
-const f = Math.fround;
-/** The fixture's doc i has (0.2f, -0.1f, 0.1f + 0.1f * i) in float arithmetic (see lucene-serve.test.ts). */
-const fixtureVector = (i: number) => Float32Array.of(f(0.2), f(-0.1), f(f(0.1) + f(f(0.1) * i)));
-
-/** Lucene's COSINE score, in double: max((1 + cos) / 2, 0). */
-function luceneCosine(q: Float32Array, v: Float32Array): number {
-  let dot = 0, n1 = 0, n2 = 0;
-  for (let i = 0; i < q.length; i++) {
-    dot += q[i] * v[i];
-    n1 += q[i] * q[i];
-    n2 += v[i] * v[i];
-  }
-  return Math.max((1 + dot / Math.sqrt(n1 * n2)) / 2, 0);
-}
 
 /** Live docs with a vector, per fixture (fixtures README: doc 7 deleted, doc 35 has no vector). */
 const LIVE_DOCS: Record<(typeof LUCENE_FIXTURE_ZIPS)[number], number[]> = {

@@ -26,7 +26,9 @@ import { defaultSidecarDir } from '../segments/lucene/LuceneSidecar.js';
 import { docToOrd, ordToDoc } from '../segments/index/SegmentHandle.js';
 import { readSliceBytes } from '../segments/store/FileSlice.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
-import { LUCENE_FIXTURE_ZIPS, luceneFixturesDir, type LuceneFixtureZip } from './support/luceneFixtures.js';
+import { fixtureVector, LUCENE_FIXTURE_ZIPS, luceneCosine, luceneFixturesDir, type LuceneFixtureZip } from './support/luceneFixtures.js';
+
+const f = Math.fround;
 
 const FIXTURES = luceneFixturesDir();
 const ZIPS = LUCENE_FIXTURE_ZIPS;
@@ -39,25 +41,6 @@ const FACTS: Record<Zip, { maxDocs: number[]; deleted: number[]; noVector: numbe
   'int7_hnsw.9.12.3.zip': { maxDocs: [10, 10, 10], deleted: [], noVector: [], fieldNumber: 0, format: 'Lucene99HnswScalarQuantizedVectorsFormat', vectorDataOffset: 100 },
 };
 
-const f = Math.fround;
-/**
- * The fixture vectors, confirmed bit for bit on every vector of every fixture: Lucene's test
- * computes `0.1f + 0.1f * i` in float arithmetic, i.e. fround(fround(0.1) + fround(fround(0.1) * i)).
- * Rounding the double 0.1 + 0.1 * i once gives a different float for 9 of the 35 docs
- * (i = 6, 8, 12, 13, 17, 18, 23, 28, 33).
- */
-const fixtureVector = (i: number) => Float32Array.of(f(0.2), f(-0.1), f(f(0.1) + f(f(0.1) * i)));
-
-/** Lucene's COSINE score, in double: max((1 + cos) / 2, 0). */
-function luceneCosine(q: Float32Array, v: Float32Array): number {
-  let dot = 0, n1 = 0, n2 = 0;
-  for (let i = 0; i < q.length; i++) {
-    dot += q[i] * v[i];
-    n1 += q[i] * q[i];
-    n2 += v[i] * v[i];
-  }
-  return Math.max((1 + dot / Math.sqrt(n1 * n2)) / 2, 0);
-}
 
 const QUERIES = [Float32Array.of(0.2, -0.1, 0.5), Float32Array.of(1, 0, 0), Float32Array.of(-0.3, 0.4, -1), Float32Array.of(0.05, 0.9, 2.5)];
 
