@@ -30,6 +30,13 @@ export interface KnnOptions {
    */
   readonly graphSearch?: 'wasm' | 'js';
   /**
+   * How each segment of the 'codes' first phase is searched: 'auto' (default) the graph or a flat
+   * scan of its codes, whichever a cost model expects to be cheaper (small segments, a beam
+   * near the segment's size: segments/index/SegmentSearchPlan.ts); 'hnsw' or 'exhaustive' force
+   * one (benchmarks, diagnostics). `stats.exhaustiveSegments` counts the scanned segments.
+   */
+  readonly segmentSearch?: 'auto' | 'hnsw' | 'exhaustive';
+  /**
    * 'codes' (default): the 1-bit codes and graphs held in the workers' memory. 'graph': the
    * segment's own HNSW graph (`.vex`) and fp32 vectors (`.vec`) searched in place, read through
    * the search's read path, scored with the field's exact similarity; no codes are loaded.
@@ -96,7 +103,7 @@ export class KnnFloatVectorQuery extends Query {
     const runOptions = profiler ? { hops: profiler.hops } : undefined;
     const sliceResults = await Promise.all(
       searcher.slices.map((slice) =>
-        searcher.executor.run(KNN_SLICE, { segments: slice.handles, target: this.target, k: this.k, ef, global, js, profile }, runOptions),
+        searcher.executor.run(KNN_SLICE, { segments: slice.handles, target: this.target, k: this.k, ef, global, js, profile, strategy: this.options.segmentSearch }, runOptions),
       ),
     );
     const mergeAt = profiler ? monotonicMs() : 0;
@@ -156,6 +163,7 @@ export class KnnFloatVectorQuery extends Query {
       slice.leaves.forEach((leaf, i) => {
         const r = sliceResults[s].segments[i];
         ctx.stats.visited += r.visited;
+        if (r.strategy === 'exhaustive') ctx.stats.exhaustiveSegments++;
         if (profiler) {
           const segmentMs = sliceResults[s].segmentMs?.[i] ?? 0;
           const quantizeMs = r.quantizeMs ?? 0;
@@ -165,6 +173,7 @@ export class KnnFloatVectorQuery extends Query {
             quantizeMs: round3(quantizeMs),
             searchMs: round3(segmentMs - quantizeMs),
             visited: r.visited,
+            strategy: r.strategy,
           });
         }
         const hits: ScoreDoc[] = [];

@@ -40,9 +40,11 @@ export interface SegmentProfile {
   readonly threadId: number;
   /** The 4-bit query quantization against the segment's centroid. */
   readonly quantizeMs: number;
-  /** Graph (or exhaustive) search with the 1-bit estimator. */
+  /** Graph (or exhaustive) search with the segment's estimator. */
   readonly searchMs: number;
   readonly visited: number;
+  /** 'hnsw': the graph was searched; 'exhaustive': every code was scanned (no graph, or cheaper by the cost model). */
+  readonly strategy: 'hnsw' | 'exhaustive';
 }
 
 export interface RescoreShareProfile {

@@ -8,6 +8,8 @@ export interface QueryStats {
   readonly candidates: number;
   /** Docs the first phase visited (scored with the 1-bit estimator), over all segments. */
   readonly visited: number;
+  /** Segments the first phase scanned flat instead of searching their graph (no graph, or cheaper by the cost model). */
+  readonly exhaustiveSegments: number;
   /** Pages for which a prefetch (madvise/read) was issued. */
   readonly pagesPrefetched: number;
   /** Pages found already resident by a residency check (so no prefetch was needed). */

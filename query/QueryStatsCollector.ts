@@ -13,6 +13,7 @@ export class QueryStatsCollector {
   firstPhaseExact = false;
   candidates = 0;
   visited = 0;
+  exhaustiveSegments = 0;
   deferred = true;
   firstPhaseMs = 0;
   rescoreMs = 0;
@@ -37,6 +38,7 @@ export class QueryStatsCollector {
       readPath: this.readPath,
       candidates: this.candidates,
       visited: this.visited,
+      exhaustiveSegments: this.exhaustiveSegments,
       pagesPrefetched: this.io.pagesPrefetched,
       pagesResident: this.io.pagesResident,
       syscalls: this.io.syscalls,

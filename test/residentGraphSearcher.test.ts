@@ -13,6 +13,9 @@ import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { mulberry32 } from '../src/gen/Rng.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
+import { EncodedQuantizedScorer, EncodedVectorScorer } from '../segments/quantized/EncodedVectorScorer.js';
+import { encodingForBits } from '../segments/quantized/ScalarEncodings.js';
+import { RandomizedHadamard } from '../segments/quantization/RandomizedHadamard.js';
 
 /** One graph segment opened twice over the same resident records: all-JS and wasm level 0. */
 interface Fixture {
@@ -210,5 +213,80 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
     resident.release();
     expect(f.kernels.heapStats()).toEqual(before);
     expect(() => resident.search(f.scorer, 10, 100)).toThrow(/after release/);
+  });
+});
+
+describe('ResidentGraphSearcher on multi-bit codes (level 0 in wasm) returns what the JS searcher returns with the JS estimator', () => {
+  /** One graph segment of `bits`-bit codes; the JS side scores the heap records in plain JS (EncodedVectorScorer). */
+  async function multiBitFixture(bits: 2 | 4 | 7 | 8, similarity: (typeof GEN_SIMILARITIES)[number]) {
+    const index = await buildTestIndex({
+      n: 900, dims: 52, segmentDocs: 900, flatThreshold: 0, similarity, queries: 12, extra: { quantization: { bits, rotation: bits !== 4 } },
+    });
+    const handle = DirectoryReader.open(index.dir).leaves[0].reader.handle;
+    const q = handle.quantized!;
+    expect(q.bits).toBe(bits);
+    const g = handle.graph!;
+    const openGraph = (): OnHeapHnswGraph => HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix).graph(g.fieldNumber)!;
+    const kernels = await Kernels.load();
+    const heapRecords = readFileSync(q.path).subarray(q.offset, q.offset + q.count * q.recordBytes);
+    const recordsPtr = kernels.alloc(heapRecords.length);
+    kernels.u8().set(heapRecords, recordsPtr);
+    const enc = encodingForBits(bits);
+    const codePtr = kernels.alloc(enc.queryCodeBytes(handle.dims));
+    const records = { kernels, recordsPtr, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes };
+    const quantizer = new QueryQuantizer(VectorSimilarityFunction.fromOrdinal(handle.similarity), handle.dims);
+    const rotation = q.rotationSeed === null ? null : new RandomizedHadamard(handle.dims, q.rotationSeed);
+    const scorers = (v: Float32Array) => {
+      const code = new Uint8Array(enc.queryCodeBytes(handle.dims));
+      const qq = quantizer.quantize(v, q.centroid, code, enc, rotation);
+      kernels.u8().set(code, codePtr);
+      const corr = { lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP };
+      return { wasm: new EncodedQuantizedScorer(enc, records, { codePtr, ...corr }), js: new EncodedVectorScorer(enc, handle.dims, heapRecords, { code, ...corr }) };
+    };
+    return { index, openGraph, kernels, records, scorers };
+  }
+
+  // Every encoding, and every similarity across them (each case builds an index).
+  const cases = [[2, 'cosine'], [2, 'euclidean'], [2, 'max_inner_product'], [4, 'dot_product'], [7, 'euclidean'], [8, 'cosine']] as const;
+  for (const [bits, similarity] of cases) {
+    {
+      it(`${bits}-bit, ${similarity}: same ords, scores and visited count, with and without a visit limit`, async () => {
+        const f = await multiBitFixture(bits, similarity);
+        const graph = f.openGraph();
+        const js = new HnswGraphSearcher(graph.size());
+        const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
+        try {
+          const d = f.index.dims;
+          for (let i = 0; i < f.index.queries.length / d; i++) {
+            const { wasm, js: reference } = f.scorers(f.index.queries.subarray(i * d, (i + 1) * d));
+            for (const [k, ef, limit] of [[10, 100, Infinity], [1, 1, Infinity], [50, 20, Infinity], [10, 100, 150]]) {
+              const expected = js.search(reference, graph, k, ef, null, limit);
+              expectSame(resident.search(wasm, k, ef, limit), expected);
+              expectSame(resident.searchJs(wasm, k, ef, null, limit), expected);
+            }
+            wasm.release();
+          }
+        } finally {
+          resident.release();
+          f.index.cleanup();
+        }
+      });
+    }
+  }
+
+  it('rejects a multi-bit query whose code does not fit the records', async () => {
+    const f = await multiBitFixture(4, 'cosine');
+    const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
+    try {
+      const { wasm } = f.scorers(f.index.queries.subarray(0, f.index.dims));
+      wasm.query = { ...wasm.query, dims: 2 * f.index.dims };
+      expect(() => resident.search(wasm, 10, 100)).toThrow(/does not score these records/);
+      wasm.query = { ...wasm.query, dims: f.index.dims, similarity: 9 };
+      expect(() => resident.search(wasm, 10, 100)).toThrow(/similarity ordinal 9/);
+      wasm.release();
+    } finally {
+      resident.release();
+      f.index.cleanup();
+    }
   });
 });

@@ -68,7 +68,7 @@ export async function graphSlice(args: GraphSliceArgs): Promise<GraphSliceResult
 }
 
 function searchOne(handle: SegmentHandle, args: GraphSliceArgs, policySlot: number, counters: GraphIoCounters, similarity: Fp32Similarity): SegmentKnnResult {
-  if (handle.vectors.size === 0) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0 };
+  if (handle.vectors.size === 0) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0, strategy: 'exhaustive' };
   const seg = open(handle, args.io);
   const scorer = new OffHeapFp32Scorer(seg.vectors, similarity);
   let result;
@@ -91,7 +91,7 @@ function searchOne(handle: SegmentHandle, args: GraphSliceArgs, policySlot: numb
   }
   const table = handle.vectors.ordToDoc;
   const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
-  return { docs, scores: result.scores, visited: result.visited };
+  return { docs, scores: result.scores, visited: result.visited, strategy: seg.graph === null ? 'exhaustive' : 'hnsw' };
 }
 
 function prefetcher(seg: OpenSegment, args: GraphSliceArgs, policySlot: number, counters: GraphIoCounters): GraphPrefetcher {

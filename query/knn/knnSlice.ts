@@ -3,6 +3,7 @@ import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { searchSegment, warmSegments, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
 import { loadSegment } from '../../segments/index/WorkerSegments.js';
+import type { SegmentStrategy } from '../../segments/index/SegmentSearchPlan.js';
 import { defineTask } from '../executor/Task.js';
 
 export interface KnnSliceArgs {
@@ -18,6 +19,8 @@ export interface KnnSliceArgs {
   readonly js?: boolean;
   /** Time each segment's search (KnnSliceResult.segmentMs) for a search profile. */
   readonly profile?: boolean;
+  /** Per segment: the graph or a flat scan by the cost model ('auto', the default), or forced. */
+  readonly strategy?: 'auto' | SegmentStrategy;
 }
 
 export interface KnnSliceResult {
@@ -38,7 +41,7 @@ export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult> {
   const out: SegmentKnnResult[] = [];
   const global = args.global ? new GlobalSimilarityQueue(args.global) : null;
   const segmentMs = args.profile ? new Float64Array(args.segments.length) : null;
-  const options = { k: args.k, ef: args.ef, global, js: args.js, profile: args.profile };
+  const options = { k: args.k, ef: args.ef, global, js: args.js, profile: args.profile, strategy: args.strategy };
   for (let i = 0; i < args.segments.length; i++) {
     const at = segmentMs ? performance.now() : 0;
     out.push(await searchSegment(args.segments[i], args.target, options));

@@ -1,6 +1,7 @@
 import { Kernels } from '../kernels/Kernels.js';
 import { SEARCH_CONTEXT as CTX } from '../kernels/SearchContextLayout.js';
 import type { BinaryQuantizedScorer, ResidentRecords } from '../quantized/BinaryQuantizedScorer.js';
+import { EncodedQuantizedScorer } from '../quantized/EncodedVectorScorer.js';
 import type { GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
 import { HnswGraphSearcher, type KnnSearchResult } from './HnswGraphSearcher.js';
 import type { OnHeapHnswGraph } from './OnHeapHnswGraph.js';
@@ -9,6 +10,14 @@ import { residentGraphBytes, ResidentGraph, writeResidentGraph, type ResidentGra
 import type { RandomVectorScorer } from './RandomVectorScorer.js';
 
 const MAX_VISIT_LIMIT = 0x7fffffff;
+/** 1f/15f, the step of the 4-bit query of 1-bit docs. */
+const NIBBLE_QUERY_SCALE = Math.fround(1 / 15);
+
+/**
+ * What the level-0 kernel scores with: the 1-bit scorer, or the multi-bit one (2, 4, 7, 8 doc
+ * bits); either over this searcher's records, with its query code in the kernels' memory.
+ */
+export type KernelGraphScorer = BinaryQuantizedScorer | EncodedQuantizedScorer;
 
 /**
  * What searchJs scores with: any scorer over the resident records that can reserve its kernel
@@ -29,7 +38,7 @@ export interface ResidentLiveOrds {
 }
 
 /**
- * HNSW search of one segment whose 1-bit records and graph live in a kernels instance's memory
+ * HNSW search of one segment whose quantized records (any doc encoding) and graph live in a kernels instance's memory
  * (a shared arena, or the thread's own memory). The greedy descent through the upper levels (a
  * few dozen scores) runs in JS over views of that memory; the level-0 beam search, where nearly
  * all the time goes, runs in wasm (kernels.wat, hnswSearchL0): no JS heap operations or
@@ -97,7 +106,7 @@ export class ResidentGraphSearcher {
    * Approximate top-k for the query currently set on `scorer` (which must score this searcher's
    * records): the same contract as HnswGraphSearcher.search with acceptOrds = the live ords.
    */
-  search(scorer: BinaryQuantizedScorer, k: number, ef = k, visitedLimit = Infinity): KnnSearchResult {
+  search(scorer: KernelGraphScorer, k: number, ef = k, visitedLimit = Infinity): KnnSearchResult {
     this.checkUsable(scorer);
     const size = this.graph.size();
     if (k <= 0 || size === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
@@ -117,13 +126,17 @@ export class ResidentGraphSearcher {
       const gen = sc.nextGeneration();
       const kn = this.kernels;
       const q = scorer.query;
+      const encoded = scorer instanceof EncodedQuantizedScorer ? scorer.encoding : null;
       const r = this.records;
       const layout = this.graph.layout;
       const i32 = kn.i32();
       const f32 = kn.f32();
       const c = sc.ctx >>> 2;
-      i32[c + CTX.planes / 4] = q.planesPtr;
+      i32[c + CTX.planes / 4] = 'planesPtr' in q ? q.planesPtr : q.codePtr;
       i32[c + CTX.codeBytes / 4] = r.codeBytes;
+      i32[c + CTX.docBits / 4] = encoded ? encoded.docBits : 1;
+      f32[c + CTX.queryScale / 4] = encoded ? Math.fround(1 / ((1 << encoded.queryBits) - 1)) : NIBBLE_QUERY_SCALE;
+      f32[c + CTX.lxScale / 4] = encoded ? Math.fround(1 / ((1 << encoded.docBits) - 1)) : 1;
       i32[c + CTX.pad / 4] = sc.pad;
       i32[c + CTX.records / 4] = r.recordsPtr;
       i32[c + CTX.recordSize / 4] = r.recordBytes;
@@ -169,20 +182,29 @@ export class ResidentGraphSearcher {
    * grew during the search, so the scorer's scratch is reserved first (a search then allocates
    * nothing in kernel memory) and the memory is checked afterwards.
    */
-  searchJs(scorer: ResidentScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null): KnnSearchResult {
-    if ('planesPtr' in scorer.query) this.checkUsable(scorer as BinaryQuantizedScorer);
+  searchJs(scorer: ResidentScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null, visitedLimit = Infinity): KnnSearchResult {
+    if (scorer instanceof EncodedQuantizedScorer || 'planesPtr' in scorer.query) this.checkUsable(scorer as KernelGraphScorer);
     else if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
     scorer.reserve(maxStride(this.graph.layout));
     this.graph.refresh();
     const buffer = this.kernels.memory.buffer;
-    const result = this.scratch.upper.search(scorer, this.graph, k, ef, this.live.bits, Infinity, global);
+    const result = this.scratch.upper.search(scorer, this.graph, k, ef, this.live.bits, visitedLimit, global);
     if (buffer !== this.kernels.memory.buffer && buffer.byteLength === 0) throw new Error('ResidentGraphSearcher.searchJs: kernel memory grew during the search');
     return result;
   }
 
-  private checkUsable(scorer: BinaryQuantizedScorer): void {
+  private checkUsable(scorer: KernelGraphScorer): void {
     if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
-    Kernels.checkOsqQuery(scorer.query, this.records.codeBytes);
+    if (!(scorer instanceof EncodedQuantizedScorer)) {
+      Kernels.checkOsqQuery(scorer.query, this.records.codeBytes);
+      return;
+    }
+    const { dims, similarity } = scorer.query;
+    const want = scorer.encoding.docCodeBytes(dims);
+    if (want !== this.records.codeBytes || scorer.records.recordsPtr !== this.records.recordsPtr) {
+      throw new RangeError(`${scorer.encoding.name} query of ${dims} dims (${want} code bytes) does not score these records (${this.records.codeBytes} code bytes)`);
+    }
+    Kernels.checkSimilarity(similarity);
   }
 
   /** Frees what this searcher holds of the kernel memory (not the records, nor an arena's graph). */

@@ -5,6 +5,10 @@ import { loadSegment, type LoadedSegment } from './WorkerSegments.js';
 import { RandomizedHadamard } from '../quantization/RandomizedHadamard.js';
 import { encodingForBits, SINGLE_BIT_QUERY_NIBBLE } from '../quantized/ScalarEncodings.js';
 import { EncodedQuantizedScorer } from '../quantized/EncodedVectorScorer.js';
+import type { KnnSearchResult } from '../hnsw/HnswGraphSearcher.js';
+import type { KernelGraphScorer } from '../hnsw/ResidentGraphSearcher.js';
+import type { QuantizedQuery } from '../quantized/QueryQuantizer.js';
+import { planSegmentSearch, type SegmentSearchPlan, type SegmentStrategy } from './SegmentSearchPlan.js';
 
 /** Rotations by (dims, seed): segments of one index share theirs, and building one costs O(dims) draws. */
 const rotations = new Map<string, RandomizedHadamard>();
@@ -28,6 +32,12 @@ export interface SegmentSearchOptions {
   readonly js?: boolean;
   /** Time the query quantization (SegmentKnnResult.quantizeMs) for a search profile. */
   readonly profile?: boolean;
+  /**
+   * 'auto' (default): the graph or a flat scan of the codes, whichever the cost model expects to
+   * be cheaper (SegmentSearchPlan.ts); 'hnsw' or 'exhaustive' force one (benchmarks, tests). A
+   * segment without a graph is always scanned.
+   */
+  readonly strategy?: 'auto' | SegmentStrategy;
 }
 
 export interface SegmentKnnResult {
@@ -35,45 +45,88 @@ export interface SegmentKnnResult {
   readonly docs: Int32Array;
   readonly scores: Float32Array;
   readonly visited: number;
+  /**
+   * How the segment was searched: its graph, or every code (no graph, or cheaper by the cost
+   * model, or the graph search reached the scan's cost and the scan replaced it).
+   */
+  readonly strategy: SegmentStrategy;
   /** Milliseconds spent quantizing the query (only when profiled; 0 otherwise). */
   readonly quantizeMs?: number;
 }
 
 /**
  * The per-segment kNN entry (Lucene's KnnVectorsReader.search seam), run in a worker: quantize
- * the query to 4 bits against the segment's centroid (COSINE normalized first, then rotated when
- * the segment's codes are), then score docs
- * with Lucene's 1-bit estimator, HNSW search when the segment has a graph and an exhaustive scan
- * otherwise, keeping the top k (equal scores: lower doc first) among live docs.
+ * the query against the segment's centroid (COSINE normalized first, then rotated when the
+ * segment's codes are) at the query bits of the segment's encoding (4 for 1- and 2-bit docs),
+ * then score docs with Lucene's estimator in the wasm kernels, by HNSW search of the graph or a
+ * flat scan of every code (SegmentSearchPlan: the cheaper by a cost model), keeping the top k
+ * (equal scores: lower doc first) among live docs.
  */
 export async function searchSegment(handle: SegmentHandle, target: Float32Array, options: SegmentSearchOptions): Promise<SegmentKnnResult> {
   const seg = await loadSegment(handle);
   const q = handle.quantized;
-  if (!seg.scorer || !q) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0 };
-  if (q.bits !== 1) return searchEncoded(seg, handle, target, options);
-  const planes = seg.kernels.u8().subarray(seg.planesPtr, seg.planesPtr + 4 * q.codeBytes);
+  if (!seg.scorer || !q) return { docs: new Int32Array(0), scores: new Float32Array(0), visited: 0, strategy: 'exhaustive' };
   const quantizeAt = options.profile ? performance.now() : 0;
-  const qq = seg.quantizer.quantize(target, q.centroid, planes, SINGLE_BIT_QUERY_NIBBLE, rotationOf(handle.dims, q.rotationSeed));
+  const rotation = rotationOf(handle.dims, q.rotationSeed);
+  let scorer: KernelGraphScorer;
+  let encoded: EncodedQuantizedScorer | null = null;
+  let qq: QuantizedQuery;
+  if (q.bits === 1) {
+    const planes = seg.kernels.u8().subarray(seg.planesPtr, seg.planesPtr + 4 * q.codeBytes);
+    qq = seg.quantizer.quantize(target, q.centroid, planes, SINGLE_BIT_QUERY_NIBBLE, rotation);
+    scorer = seg.scorer;
+    scorer.query = {
+      planesPtr: seg.planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum,
+      dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+    };
+  } else {
+    // The query code (at most 4 x codeBytes: 4 planes of 2-bit docs' half code, or one byte per
+    // component for 4 to 8 bits) goes where a 1-bit segment keeps its planes.
+    const enc = encodingForBits(q.bits);
+    const code = seg.kernels.u8().subarray(seg.planesPtr, seg.planesPtr + enc.queryCodeBytes(handle.dims));
+    qq = seg.quantizer.quantize(target, q.centroid, code, enc, rotation);
+    scorer = encoded = new EncodedQuantizedScorer(
+      enc,
+      { kernels: seg.kernels, recordsPtr: seg.handle.resident!.records, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes },
+      {
+        codePtr: seg.planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum,
+        dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+      },
+    );
+  }
   const quantizeMs = options.profile ? performance.now() - quantizeAt : 0;
-  seg.scorer.query = {
-    planesPtr: seg.planesPtr,
-    lower: qq.lower,
-    upper: qq.upper,
-    additionalCorrection: qq.additionalCorrection,
-    componentSum: qq.componentSum,
-    dims: handle.dims,
-    similarity: handle.similarity,
-    centroidDP: q.centroidDP,
+  try {
+    const { result, strategy } = searchCodes(seg, scorer, options);
+    const table = handle.vectors.ordToDoc;
+    const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
+    return { docs, scores: result.scores, visited: result.visited, strategy, quantizeMs };
+  } finally {
+    encoded?.release();
+  }
+}
+
+/**
+ * The graph or the flat scan, as planned; a graph search that reaches the plan's visit limit
+ * (the scan's cost) is replaced by the scan, and its visits still count.
+ */
+function searchCodes(seg: LoadedSegment, scorer: KernelGraphScorer, options: SegmentSearchOptions): { result: KnnSearchResult; strategy: SegmentStrategy } {
+  const handle = seg.handle;
+  const k = options.k;
+  const ef = Math.max(k, options.ef);
+  const wanted = options.strategy ?? 'auto';
+  const plan: SegmentSearchPlan = wanted === 'auto'
+    ? planSegmentSearch(scorer.maxOrd, ef, seg.graph !== null)
+    : { strategy: seg.graph ? wanted : 'exhaustive', visitLimit: Infinity };
+  const scan = (visitedBefore: number) => {
+    const r = exactSearch(scorer, k, handle.liveOrds);
+    return { result: { ...r, visited: r.visited + visitedBefore }, strategy: 'exhaustive' as const };
   };
+  if (plan.strategy === 'exhaustive' || !seg.graph) return scan(0);
   const global = options.global ?? null;
-  const result = !seg.graph
-    ? exactSearch(seg.scorer, options.k, handle.liveOrds)
-    : global || options.js
-      ? seg.graph.searchJs(seg.scorer, options.k, options.ef, global)
-      : seg.graph.search(seg.scorer, options.k, options.ef);
-  const table = handle.vectors.ordToDoc;
-  const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
-  return { docs, scores: result.scores, visited: result.visited, quantizeMs };
+  const result = global || options.js
+    ? seg.graph.searchJs(scorer, k, options.ef, global, plan.visitLimit)
+    : seg.graph.search(scorer, k, options.ef, plan.visitLimit);
+  return result.earlyTerminated ? scan(result.visited) : { result, strategy: 'hnsw' };
 }
 
 /** Searches per worker that warm-up runs (enough for the JIT to have compiled the hot paths). */
@@ -92,32 +145,3 @@ export async function warmSegments(handles: readonly SegmentHandle[]): Promise<v
   }
 }
 
-/**
- * A multi-bit segment (2, 4, 7 or 8 doc bits): the query is quantized at the encoding's query bits
- * into the segment's query buffer (4 x codeBytes, at least the query code's size), scored by the
- * wasm multi-bit estimator; level 0 of a graph is searched by the JS searcher over the resident
- * lists (the wasm level-0 search scores 1-bit codes only).
- */
-function searchEncoded(seg: LoadedSegment, handle: SegmentHandle, target: Float32Array, options: SegmentSearchOptions): SegmentKnnResult {
-  const q = handle.quantized!;
-  const enc = encodingForBits(q.bits);
-  const code = new Uint8Array(enc.queryCodeBytes(handle.dims));
-  const qq = seg.quantizer.quantize(target, q.centroid, code, enc, rotationOf(handle.dims, q.rotationSeed));
-  seg.kernels.u8().set(code, seg.planesPtr);
-  const scorer = new EncodedQuantizedScorer(
-    enc,
-    { kernels: seg.kernels, recordsPtr: seg.handle.resident!.records, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes },
-    {
-      codePtr: seg.planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum,
-      dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
-    },
-  );
-  try {
-    const result = seg.graph ? seg.graph.searchJs(scorer, options.k, options.ef, options.global ?? null) : exactSearch(scorer, options.k, handle.liveOrds);
-    const table = handle.vectors.ordToDoc;
-    const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
-    return { docs, scores: result.scores, visited: result.visited };
-  } finally {
-    scorer.release();
-  }
-}

@@ -280,8 +280,13 @@ export class Kernels {
     if (q.dims > codeBytes * 8 || q.dims <= codeBytes * 8 - 8) {
       throw new RangeError(`query has ${q.dims} dims but codes are ${codeBytes} bytes`);
     }
-    if (q.similarity < 0 || q.similarity > 3 || !Number.isInteger(q.similarity)) {
-      throw new RangeError(`unknown similarity ordinal ${q.similarity}`);
+    Kernels.checkSimilarity(q.similarity);
+  }
+
+  /** Throws unless `similarity` is a similarity ordinal the estimator knows (0..3). */
+  static checkSimilarity(similarity: number): void {
+    if (similarity < 0 || similarity > 3 || !Number.isInteger(similarity)) {
+      throw new RangeError(`unknown similarity ordinal ${similarity}`);
     }
   }
 

@@ -10,11 +10,14 @@
  * kernels' memory).
  */
 const FIELDS = [
-  // the query (4 bit planes and Lucene's corrective terms)
-  ['planes', 'p', 'the query planes, 4 x codeBytes'],
-  ['codeBytes', 'i', 'bytes of one 1-bit code'],
+  // the query (its code and Lucene's corrective terms) and the encoding of the docs
+  ['planes', 'p', 'the query code: 4 bit planes of codeBytes (1-bit docs) or of ceil(dims / 8) bytes (2-bit docs), else one byte per component'],
+  ['codeBytes', 'i', 'bytes of one doc code'],
+  ['docBits', 'i', 'doc bits per component: 1, 2, 4, 7 or 8 (ScalarEncodingInfo.docBits)'],
+  ['queryScale', 'f', 'the query code\'s step: 1f / (2^queryBits - 1), 1f/15f for 1- and 2-bit docs'],
+  ['lxScale', 'f', 'the doc code\'s step: 1f / (2^docBits - 1) (unused for 1-bit docs, whose step is 1)'],
   ['pad', 'p', 'scratch for the zero-padded planes, 4 x round16(codeBytes) bytes'],
-  ['records', 'p', 'the segment\'s 1-bit records'],
+  ['records', 'p', 'the segment\'s records (doc code + 16 bytes of corrections)'],
   ['recordSize', 'i', 'bytes per record (codeBytes + 16)'],
   ['ay', 'f', 'query lower interval'],
   ['uy', 'f', 'query upper interval'],

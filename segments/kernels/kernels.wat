@@ -307,7 +307,8 @@
 
   ;; ---------------------------------------------------------------------------------------
   ;; HNSW level-0 beam search: HnswGraphSearcher.searchLevel on level 0 from one entry point,
-  ;; scoring with the 1-bit estimator above, and with identical results (same visit order, same
+  ;; scoring with the 1-bit estimator above, or the multi-bit one below ($encodedRecords, by the
+  ;; context's docBits), and with identical results (same visit order, same
   ;; queue tie rules, same nextUp stopping rule, same visit-limit accounting).
   ;;
   ;; Both queues are min-heaps of i64 keys, Lucene's NeighborQueue encoding:
@@ -386,12 +387,15 @@
     (local $node i32) (local $base i32) (local $cnt i32) (local $budget i32) (local $n i32)
     (local $j i32) (local $f i32) (local $i i32) (local $s f32) (local $key i64) (local $size i32)
     (local $outOrds i32) (local $outScores i32)
+    (local $docBits i32) (local $query i32) (local $planeBytes i32) (local $lxScale f32)
     (local.set $codeBytes (i32.load offset={{ctx.codeBytes}} (local.get $ctx)))
     (local.set $pad (i32.load offset={{ctx.pad}} (local.get $ctx)))
     (local.set $records (i32.load offset={{ctx.records}} (local.get $ctx)))
     (local.set $recordSize (i32.load offset={{ctx.recordSize}} (local.get $ctx)))
     (local.set $ay (f32.load offset={{ctx.ay}} (local.get $ctx)))
-    (local.set $ly (f32.mul (f32.sub (f32.load offset={{ctx.uy}} (local.get $ctx)) (local.get $ay)) (f32.const 0x1.111112p-4)))
+    ;; queryScale is 1f/15f for the 4-bit queries of 1- and 2-bit docs (osqScore's constant)
+    (local.set $ly (f32.mul (f32.sub (f32.load offset={{ctx.uy}} (local.get $ctx)) (local.get $ay))
+      (f32.load offset={{ctx.queryScale}} (local.get $ctx))))
     (local.set $y1f (f32.convert_i32_s (i32.load offset={{ctx.y1}} (local.get $ctx))))
     (local.set $corrY (f32.load offset={{ctx.corrY}} (local.get $ctx)))
     (local.set $df (f32.convert_i32_s (i32.load offset={{ctx.dims}} (local.get $ctx))))
@@ -409,7 +413,18 @@
     (local.set $nbrScores (i32.load offset={{ctx.nbrScores}} (local.get $ctx)))
     (local.set $visitedCount (i32.load offset={{ctx.visitedCount}} (local.get $ctx)))
     (local.set $limit (i32.load offset={{ctx.visitLimit}} (local.get $ctx)))
-    (local.set $padStride (call $padPlanes (i32.load offset={{ctx.planes}} (local.get $ctx)) (local.get $codeBytes) (local.get $pad)))
+    (local.set $docBits (i32.load offset={{ctx.docBits}} (local.get $ctx)))
+    (local.set $lxScale (f32.load offset={{ctx.lxScale}} (local.get $ctx)))
+    (local.set $query (i32.load offset={{ctx.planes}} (local.get $ctx)))
+    (local.set $planeBytes (i32.shr_u (i32.add (i32.load offset={{ctx.dims}} (local.get $ctx)) (i32.const 7)) (i32.const 3)))
+    ;; 1-bit docs: the 4 query planes of codeBytes padded; 2-bit docs: of planeBytes (the doc code
+    ;; is two planes); 4, 7 and 8 bits read the query bytes in place.
+    (if (i32.le_u (local.get $docBits) (i32.const 2))
+      (then
+        (local.set $padStride
+          (call $padPlanes (local.get $query)
+            (select (local.get $codeBytes) (local.get $planeBytes) (i32.eq (local.get $docBits) (i32.const 1)))
+            (local.get $pad)))))
 
     ;; the entry point
     (local.set $f (i32.load offset={{ctx.entry}} (local.get $ctx)))
@@ -419,10 +434,18 @@
         (if (i32.lt_s (local.get $visitedCount) (local.get $limit))
           (then
             (i32.store (local.get $nbrOrds) (local.get $f))
-            (call $osqRecords (local.get $padStride) (local.get $pad) (local.get $codeBytes)
-              (local.get $records) (local.get $recordSize) (local.get $nbrOrds) (i32.const 0) (i32.const 1)
-              (local.get $nbrScores) (local.get $ay) (local.get $ly) (local.get $df) (local.get $y1f)
-              (local.get $corrY) (local.get $sim) (local.get $centroidDP))
+            (if (i32.eq (local.get $docBits) (i32.const 1))
+              (then
+                (call $osqRecords (local.get $padStride) (local.get $pad) (local.get $codeBytes)
+                  (local.get $records) (local.get $recordSize) (local.get $nbrOrds) (i32.const 0) (i32.const 1)
+                  (local.get $nbrScores) (local.get $ay) (local.get $ly) (local.get $df) (local.get $y1f)
+                  (local.get $corrY) (local.get $sim) (local.get $centroidDP)))
+              (else
+                (call $encodedRecords (local.get $query) (local.get $docBits) (local.get $codeBytes) (local.get $planeBytes)
+                  (local.get $padStride) (local.get $pad) (local.get $records) (local.get $recordSize)
+                  (local.get $nbrOrds) (i32.const 0) (i32.const 1) (local.get $nbrScores)
+                  (local.get $ay) (local.get $ly) (local.get $lxScale) (local.get $df) (local.get $y1f) (local.get $corrY)
+                  (local.get $sim) (local.get $centroidDP))))
             (local.set $s (f32.load (local.get $nbrScores)))
             (local.set $visitedCount (i32.add (local.get $visitedCount) (i32.const 1)))
             (call $heapUp (local.get $cand) (local.get $nc)
@@ -481,10 +504,18 @@
             (local.set $n (i32.add (local.get $n) (i32.const 1)))
             (br $nbr)))
         (br_if $main (i32.eqz (local.get $n)))
-        (call $osqRecords (local.get $padStride) (local.get $pad) (local.get $codeBytes)
-          (local.get $records) (local.get $recordSize) (local.get $nbrOrds) (i32.const 0) (local.get $n)
-          (local.get $nbrScores) (local.get $ay) (local.get $ly) (local.get $df) (local.get $y1f)
-          (local.get $corrY) (local.get $sim) (local.get $centroidDP))
+        (if (i32.eq (local.get $docBits) (i32.const 1))
+          (then
+            (call $osqRecords (local.get $padStride) (local.get $pad) (local.get $codeBytes)
+              (local.get $records) (local.get $recordSize) (local.get $nbrOrds) (i32.const 0) (local.get $n)
+              (local.get $nbrScores) (local.get $ay) (local.get $ly) (local.get $df) (local.get $y1f)
+              (local.get $corrY) (local.get $sim) (local.get $centroidDP)))
+          (else
+            (call $encodedRecords (local.get $query) (local.get $docBits) (local.get $codeBytes) (local.get $planeBytes)
+              (local.get $padStride) (local.get $pad) (local.get $records) (local.get $recordSize)
+              (local.get $nbrOrds) (i32.const 0) (local.get $n) (local.get $nbrScores)
+              (local.get $ay) (local.get $ly) (local.get $lxScale) (local.get $df) (local.get $y1f) (local.get $corrY)
+              (local.get $sim) (local.get $centroidDP))))
         (local.set $visitedCount (i32.add (local.get $visitedCount) (local.get $n)))
         (local.set $i (i32.const 0))
         (loop $collect
@@ -1036,11 +1067,49 @@
     (param $ords i32) (param $start i32) (param $n i32) (param $out i32)
     (param $ay f32) (param $ly f32) (param $lxScale f32) (param $df f32) (param $y1f f32) (param $corrY f32)
     (param $sim i32) (param $centroidDP f32)
-    (local $stride i32) (local $k i32) (local $rec i32) (local $cor i32) (local $qc i32)
-    (local $ax f32) (local $lx f32) (local $cx f32) (local $s f32) (local $r f32)
+    (local $stride i32)
     (if (i32.eq (local.get $docBits) (i32.const 2))
       (then (local.set $stride (call $padPlanes (local.get $query) (local.get $planeBytes) (local.get $pad)))))
+    (call $encodedRecords (local.get $query) (local.get $docBits) (local.get $codeBytes) (local.get $planeBytes)
+      (local.get $stride) (local.get $pad) (local.get $records) (local.get $recordSize)
+      (local.get $ords) (local.get $start) (local.get $n) (local.get $out)
+      (local.get $ay) (local.get $ly) (local.get $lxScale) (local.get $df) (local.get $y1f) (local.get $corrY)
+      (local.get $sim) (local.get $centroidDP)))
+
+  ;; Random ords: touch every cache line of the n records first, so their misses overlap (as in
+  ;; $osqRecords; multi-bit records are 2-8x larger, so more lines per record are in flight).
+  (func $touchRecords (param $records i32) (param $recordSize i32) (param $ords i32) (param $n i32)
+    (local $k i32) (local $rec i32) (local $p i32) (local $touch i32)
+    (loop $touchRecord
+      (local.set $rec
+        (i32.add (local.get $records)
+          (i32.mul (local.get $recordSize)
+            (i32.load (i32.add (local.get $ords) (i32.shl (local.get $k) (i32.const 2)))))))
+      (local.set $p (i32.const 0))
+      (loop $touchLine
+        (local.set $touch (i32.add (local.get $touch) (i32.load8_u (i32.add (local.get $rec) (local.get $p)))))
+        (local.set $p (i32.add (local.get $p) (i32.const 64)))
+        (br_if $touchLine (i32.lt_u (local.get $p) (local.get $recordSize))))
+      (local.set $touch
+        (i32.add (local.get $touch)
+          (i32.load8_u (i32.sub (i32.add (local.get $rec) (local.get $recordSize)) (i32.const 1)))))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $touchRecord (i32.lt_u (local.get $k) (local.get $n))))
+    (global.set $touchSink (local.get $touch)))
+
+  ;; The record loop of osqScoreEncoded (and of hnswSearchL0 on a multi-bit segment); for 2 doc
+  ;; bits the query planes are already padded at $pad with $stride bytes per plane.
+  (func $encodedRecords
+    (param $query i32) (param $docBits i32) (param $codeBytes i32) (param $planeBytes i32)
+    (param $stride i32) (param $pad i32) (param $records i32) (param $recordSize i32)
+    (param $ords i32) (param $start i32) (param $n i32) (param $out i32)
+    (param $ay f32) (param $ly f32) (param $lxScale f32) (param $df f32) (param $y1f f32) (param $corrY f32)
+    (param $sim i32) (param $centroidDP f32)
+    (local $k i32) (local $rec i32) (local $cor i32) (local $qc i32)
+    (local $ax f32) (local $lx f32) (local $cx f32) (local $s f32) (local $r f32)
     (if (i32.le_s (local.get $n) (i32.const 0)) (then (return)))
+    (if (i32.and (i32.ne (local.get $ords) (i32.const 0)) (i32.gt_s (local.get $n) (i32.const 1)))
+      (then (call $touchRecords (local.get $records) (local.get $recordSize) (local.get $ords) (local.get $n))))
     (loop $record
       (local.set $rec
         (i32.add (local.get $records)

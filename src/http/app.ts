@@ -342,6 +342,7 @@ function statsJson(result: SearchResult) {
     read_path: s.readPath,
     candidates: s.candidates,
     visited: s.visited,
+    exhaustive_segments: s.exhaustiveSegments,
     pages_prefetched: s.pagesPrefetched,
     pages_resident: s.pagesResident,
     syscalls: s.syscalls,
@@ -360,7 +361,7 @@ function profileJson(p: QueryProfile) {
     entry: p.entry,
     phases: p.phases.map((x) => ({ name: x.name, start_ms: x.startMs, duration_ms: x.durationMs })),
     hops: p.hops.map((h) => ({ task: h.task, thread_id: h.threadId, start_ms: h.startMs, queue_ms: h.queueMs, run_ms: h.runMs, return_ms: h.returnMs })),
-    segments: p.segments.map((s) => ({ segment: s.segment, thread_id: s.threadId, quantize_ms: s.quantizeMs, search_ms: s.searchMs, visited: s.visited })),
+    segments: p.segments.map((s) => ({ segment: s.segment, thread_id: s.threadId, quantize_ms: s.quantizeMs, search_ms: s.searchMs, visited: s.visited, strategy: s.strategy })),
     rescore: p.rescore.map((r) => ({
       on: r.on,
       thread_id: r.threadId,

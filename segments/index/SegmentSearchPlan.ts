@@ -1,0 +1,53 @@
+/**
+ * How one segment's first phase is searched: its HNSW graph, or a flat scan of every code.
+ *
+ * A graph search scores a few hundred to a few thousand records at random places (each visit
+ * also costs its heap pushes and visit stamp), a flat scan every record, front to back, in
+ * chunks. So the scan is the cheaper one when the segment has fewer docs than the graph would
+ * visit times the cost of one visit in scanned docs: small segments, and a large beam (k x
+ * oversample candidates need ef >= k x oversample). As Lucene does when a filter leaves fewer
+ * docs than the graph search would visit, the plan (1) scans outright when the expected visits
+ * already cost more than the scan, and (2) otherwise gives the graph search a visit limit of
+ * what the scan costs and scans instead when the search reaches it, so a graph search never
+ * costs much more than twice the scan. Both depend only on the segment's size and the query's
+ * ef, so a query gets the same hits from every worker.
+ */
+
+export type SegmentStrategy = 'hnsw' | 'exhaustive';
+
+/**
+ * One graph visit costs this many flat-scanned docs. Measured with `npm run bench:kernels`
+ * ("per graph visit vs per flat doc" row: the wasm level-0 search against scoreOsqRange on the
+ * same 1-bit records, 1024 dims, 100k records): 3.1-3.6x on this VM.
+ */
+export const VISIT_COST_IN_SCANNED_DOCS = 3;
+
+/**
+ * Expected level-0 visits per unit of beam width, a deliberately low estimate so that doubtful
+ * cases try the graph first (the visit limit catches the rest). Measured visits per ef at
+ * M = 16, ef 100 (`npm run bench:recall -- --matrix hnsw` prints visits per query): 5-7 on
+ * 25k-125k-doc segments of 1024-dim generated data and on Fashion-MNIST; ~5.4 at ef 200.
+ */
+export const EXPECTED_VISITS_PER_EF = 4;
+
+export interface SegmentSearchPlan {
+  readonly strategy: SegmentStrategy;
+  /**
+   * For 'hnsw': stop the graph search once it has scored this many records (then scan instead);
+   * Infinity when the segment is searched without the cost model.
+   */
+  readonly visitLimit: number;
+}
+
+const SCAN: SegmentSearchPlan = { strategy: 'exhaustive', visitLimit: Infinity };
+
+/**
+ * The plan for a segment of `docs` records searched with beam `ef` (>= k); `hasGraph` false means
+ * the segment was built without one (at most the flat threshold's docs) and is always scanned.
+ */
+export function planSegmentSearch(docs: number, ef: number, hasGraph: boolean): SegmentSearchPlan {
+  if (!hasGraph) return SCAN;
+  const scanCostInVisits = docs / VISIT_COST_IN_SCANNED_DOCS;
+  if (EXPECTED_VISITS_PER_EF * ef >= scanCostInVisits) return SCAN;
+  return { strategy: 'hnsw', visitLimit: Math.floor(scanCostInVisits) };
+}
