@@ -13,6 +13,7 @@ import { Kernels } from '../../segments/kernels/Kernels.js';
 import { JsKernels, type JsOsqQuery } from '../../segments/kernels/JsKernels.js';
 import { compileWat, emitKernelsWasm, findKernelsWat, readKernelsWat } from '../../segments/kernels/KernelsBinary.js';
 import { wasm } from '../../segments/kernels/wasmApi.js';
+import { encodingForBits } from '../../segments/quantized/ScalarEncodings.js';
 import { mulberry32 as rng } from '../gen/Rng.js';
 
 const DIMS = 1024;
@@ -130,6 +131,13 @@ async function loadTimes(): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--encodings')) {
+    // Only the per-encoding table (a few seconds of CPU instead of minutes).
+    const perByte = encodingRows(await Kernels.load(), rng(1));
+    console.log(`\nper doc and per code byte, every doc encoding (${DIMS} dims, ${ENC_RECORDS / 1000}k records; wasm only)\n`);
+    for (const l of perByte) console.log(l);
+    return;
+  }
   console.error('kernels benchmark: loading ...');
   const loadLines = await loadTimes();
   const k = await Kernels.load();
@@ -221,6 +229,8 @@ async function main(): Promise<void> {
   k.free(recPtr);
   k.free(outPtr);
 
+  const perByte = encodingRows(k, r);
+
   // ---- fp32 -----------------------------------------------------------------------------
   const nDocs = 1000;
   const docs = Float32Array.from({ length: nDocs * DIMS }, () => r() * 2 - 1);
@@ -296,6 +306,77 @@ async function main(): Promise<void> {
   console.log('|' + widths.map((w, i) => (i < 2 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|');
   for (const b of body) console.log(line(b));
   console.log(`\n  ${gtLine}`);
+  console.log(`\nper doc and per code byte, every doc encoding (${DIMS} dims, ${ENC_RECORDS / 1000}k records; wasm only; GB/s = code bytes scored per second)\n`);
+  for (const l of perByte) console.log(l);
+}
+
+const ENC_RECORDS = 100_000;
+
+/**
+ * The estimator per doc encoding, scanned (scoreOsqRange / scoreEncoded over consecutive records)
+ * and at random ords in graph-sized calls of 32: ns per doc and GB/s of codes, so "as fast per
+ * byte as the 1-bit kernel" is a ratio in one table. Codes and corrections are random bytes (the
+ * kernels' speed does not depend on the values).
+ */
+function encodingRows(k: Kernels, r: () => number): string[] {
+  const rows: string[][] = [];
+  const nOrds = 10_000;
+  const ords = Int32Array.from({ length: nOrds }, () => Math.floor(r() * ENC_RECORDS));
+  const ordsPtr = k.alloc(4 * nOrds);
+  k.i32().set(ords, ordsPtr >>> 2);
+  const outPtr = k.alloc(4 * ENC_RECORDS);
+  let base1: { scan: number; random: number } | null = null;
+  for (const bits of [1, 2, 4, 8] as const) {
+    const enc = encodingForBits(bits);
+    const codeBytes = enc.docCodeBytes(DIMS);
+    const recordBytes = codeBytes + 16;
+    const recPtr = k.alloc(ENC_RECORDS * recordBytes);
+    const u8 = k.u8();
+    for (let i = 0; i < ENC_RECORDS * recordBytes; i++) u8[recPtr + i] = Math.floor(r() * 256);
+    // Records are packed without alignment: corrections go through a DataView.
+    const view = new DataView(k.u8().buffer);
+    for (let i = 0; i < ENC_RECORDS; i++) {
+      const c = recPtr + i * recordBytes + codeBytes;
+      view.setFloat32(c, -0.05 * (0.7 + 0.1 * r()), true);
+      view.setFloat32(c + 4, 0.05 * (0.7 + 0.1 * r()), true);
+      view.setFloat32(c + 8, 0.3 + 0.6 * r(), true);
+      view.setInt32(c + 12, Math.floor(r() * DIMS), true);
+    }
+    const qBytes = enc.queryCodeBytes(DIMS);
+    const qPtr = k.alloc(qBytes);
+    const maxQ = (1 << enc.queryBits) - 1;
+    for (let i = 0; i < qBytes; i++) k.u8()[qPtr + i] = bits <= 2 ? Math.floor(r() * 256) : Math.floor(r() * (maxQ + 1));
+    const corr = { lower: -0.1, upper: 0.1, additionalCorrection: 0.05, componentSum: 7 * DIMS, dims: DIMS, similarity: 1, centroidDP: 0.6 };
+    const scan = bits === 1
+      ? () => k.scoreOsqRange({ ...corr, planesPtr: qPtr }, recPtr, recordBytes, codeBytes, 0, ENC_RECORDS, outPtr)
+      : () => k.scoreEncoded({ ...corr, codePtr: qPtr }, bits, DIMS, codeBytes, recPtr, recordBytes, 0, 0, ENC_RECORDS, outPtr);
+    const random = bits === 1
+      ? () => {
+          for (let i = 0; i + 32 <= nOrds; i += 32) k.scoreOsqOrds({ ...corr, planesPtr: qPtr }, recPtr, recordBytes, codeBytes, ordsPtr + 4 * i, 32, outPtr + 4 * i);
+        }
+      : () => {
+          for (let i = 0; i + 32 <= nOrds; i += 32) k.scoreEncoded({ ...corr, codePtr: qPtr }, bits, DIMS, codeBytes, recPtr, recordBytes, ordsPtr + 4 * i, 0, 32, outPtr + 4 * i);
+        };
+    // compare() alternates its two arguments' trials: here the scan and the random-ord calls.
+    const t = compare(scan, random, 3, 150);
+    const scanNs = (t.js / ENC_RECORDS) * 1e9;
+    const randomNs = (t.wasm / nOrds) * 1e9;
+    base1 ??= { scan: scanNs / codeBytes, random: randomNs / codeBytes };
+    rows.push([
+      `${bits}-bit (${enc.name})`, String(codeBytes),
+      scanNs.toFixed(1), (codeBytes / scanNs).toFixed(2), (base1.scan / (scanNs / codeBytes)).toFixed(2),
+      randomNs.toFixed(1), (codeBytes / randomNs).toFixed(2), (base1.random / (randomNs / codeBytes)).toFixed(2),
+    ]);
+    console.error(`  done: ${bits}-bit per byte`);
+    k.free(recPtr);
+    k.free(qPtr);
+  }
+  k.free(ordsPtr);
+  k.free(outPtr);
+  const head = ['doc codes', 'code B', 'scan ns/doc', 'scan GB/s', 'scan per byte vs 1-bit', '32 random ords: ns/doc', 'GB/s', 'per byte vs 1-bit'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((b) => b[i].length)));
+  const line = (cells: string[]) => '| ' + cells.map((c, i) => (i < 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
+  return [line(head), '|' + widths.map((w, i) => (i < 1 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|', ...rows.map(line)];
 }
 
 await main();

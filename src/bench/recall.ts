@@ -6,11 +6,18 @@
  * in process, the segment code the service runs) and the bytes per vector it keeps in memory.
  *
  *   npm run bench:recall -- [--sets fmnist-cosine,fmnist-euclidean,minilm,gen] [--queries 1000]
- *     [--gen-dir /work/bench/gen-1m-1024] [--gen-queries 1000] [--matrix full|default] [--json out.json]
+ *     [--gen-dir /work/bench/gen-1m-1024] [--gen-queries 1000] [--matrix full|default|lean|hnsw] [--bits 1,2]
+ *     [--oversample 1,3,5] [--phase exhaustive] [--json out.json]
  *
  * Candidates: the first phase keeps k' = k x oversample per query; HNSW searches with
- * ef = max(num_candidates = 100, k'), as the service does by default. Exact rescoring uses
- * float64 similarities; recall is tie-aware (recallData.ts).
+ * ef = max(num_candidates = 100, 4 x k'), as the service does by default (DEFAULT_EF_PER_CANDIDATE).
+ * Exact rescoring uses float64 similarities; recall is tie-aware (recallData.ts).
+ *
+ * `--matrix hnsw` is the graph-vs-exhaustive diagnostic: per set, the default 1-bit codes
+ * exhaustive and by HNSW at the default beam, at ef = max(100, k') and 2 k', and on a graph built
+ * on fp32 similarities instead of the 1-bit estimator; a last table gives every HNSW row minus
+ * the exhaustive row of the same codes at equal candidates (the acceptance: within 0.01), with
+ * the visits per query and the cost per visit against the cost per scanned doc.
  */
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
@@ -23,15 +30,18 @@ import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
 import { BinaryQuantizedScorer, BinaryQuantizedScorerSupplier } from '../../segments/quantized/BinaryQuantizedScorer.js';
 import { EncodedQuantizedScorer, EncodedScorerSupplier } from '../../segments/quantized/EncodedVectorScorer.js';
 import { RandomizedHadamard, DEFAULT_ROTATION_SEED } from '../../segments/quantization/RandomizedHadamard.js';
-import { exactSearch, HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
+import { exactSearch } from '../../segments/hnsw/HnswGraphSearcher.js';
+import { ResidentGraphSearcher, type KernelGraphScorer } from '../../segments/hnsw/ResidentGraphSearcher.js';
+import type { ResidentRecords } from '../../segments/quantized/BinaryQuantizedScorer.js';
 import { HnswGraphBuilder } from '../../segments/hnsw/HnswGraphBuilder.js';
 import type { OnHeapHnswGraph } from '../../segments/hnsw/OnHeapHnswGraph.js';
-import type { RandomVectorScorer, RandomVectorScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
+import type { RandomVectorScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
 import { Fp32ScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { fashionMnist, genSet, miniLm, recallOf, type RecallSet } from './recallData.js';
 import { table } from './benchData.js';
 import { loadavg } from 'node:os';
+import { DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,11 +55,13 @@ const { values } = parseArgs({
     json: { type: 'string' },
     oversample: { type: 'string' },
     bits: { type: 'string' },
+    /** 'exhaustive': skip every HNSW row (no graph builds). */
+    phase: { type: 'string' },
   },
 });
 
 const K = 10;
-const NUM_CANDIDATES = 100;
+const NUM_CANDIDATES = DEFAULT_NUM_CANDIDATES;
 const OVERSAMPLES = (values.oversample ?? '1,2,3,5,10,20').split(',').map(Number);
 const QUERIES = Number(values.queries ?? 1000);
 /** Queries for the multi-bit rows (default: all). */
@@ -64,7 +76,7 @@ interface Config {
   readonly hnsw: boolean;
   /** Build the graph on fp32 similarities instead of the quantized estimator (diagnostic). */
   readonly fp32Graph?: boolean;
-  /** HNSW ef = max(num_candidates, efFactor x k'); default 1 (the service's rule before issue 15). */
+  /** HNSW ef = max(num_candidates, efFactor x k'); default the service's DEFAULT_EF_PER_CANDIDATE (4). */
   readonly efFactor?: number;
   /** Skip the exhaustive row (diagnostic matrices). */
   readonly hnswOnly?: boolean;
@@ -83,8 +95,8 @@ function matrix(set: RecallSet): Config[] {
     // Where the graph loses against the exhaustive scan at equal candidates (README "Recall").
     const c = cosine ? 'mean' : 'lucene';
     out.push({ bits: 1, rotate: true, centroid: c, hnsw: true });
-    for (const efFactor of [2, 4]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, efFactor });
-    for (const efFactor of [1, 2]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, fp32Graph: true, efFactor });
+    for (const efFactor of [1, 2]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, efFactor });
+    for (const efFactor of [1, 4]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, fp32Graph: true, efFactor });
     return out;
   }
   for (const centroid of centroids) {
@@ -108,15 +120,18 @@ interface Row {
   readonly rescoreMs: Record<number, number>;
   readonly bytesPerVector: number;
   readonly buildMs: number;
+  /** Mean docs scored per query at each oversample (exhaustive: every doc). */
+  readonly visited: Record<number, number>;
 }
 
 const kernels = await Kernels.load();
 
-/** The scorer the first phase uses for one query (1-bit: the wasm kernel; other bits: the JS estimator). */
+/** The scorer the first phase uses for one query (the wasm estimator of the codes' encoding), over records in kernel memory. */
 interface PreparedField {
   readonly q: QuantizedField;
   readonly rotation: RandomizedHadamard | null;
-  readonly scorer: RandomVectorScorer;
+  readonly scorer: KernelGraphScorer;
+  readonly records: ResidentRecords;
   readonly supplier: RandomVectorScorerSupplier | null;
   setQuery(query: Float32Array): void;
   release(): void;
@@ -152,7 +167,7 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
     }
     const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
     return {
-      q, rotation, scorer, supplier,
+      q, rotation, scorer, supplier, records,
       setQuery(query) {
         const planes = kernels.u8().subarray(planesPtr, planesPtr + 4 * codeBytes);
         const qq = quantizer.quantize(query, q.centroid, planes, enc, rotation);
@@ -173,13 +188,14 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
   kernels.u8().set(q.records, recordsPtr);
   const codePtr = kernels.alloc(code.length);
   const base = { codePtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: set.dims, similarity: set.similarity.ordinal, centroidDP: q.centroidDP };
-  const scorer = new EncodedQuantizedScorer(enc, { kernels, recordsPtr, count: n, codeBytes, recordBytes: codeBytes + 16 }, base);
+  const records = { kernels, recordsPtr, count: n, codeBytes, recordBytes: codeBytes + 16 };
+  const scorer = new EncodedQuantizedScorer(enc, records, base);
   scorer.reserve(4096);
   const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
   // Graph construction scores doc vs doc with the JS estimator (no resident query records).
   const supplier = q.queryRecords ? new EncodedScorerSupplier(enc, set.dims, q.records, q.queryRecords, set.similarity.ordinal, q.centroidDP) : null;
   return {
-    q, rotation, scorer, supplier,
+    q, rotation, scorer, supplier, records,
     setQuery(query) {
       const qq = quantizer.quantize(query, q.centroid, code, enc, rotation);
       kernels.u8().set(code, codePtr);
@@ -241,8 +257,9 @@ function runConfig(set: RecallSet, cfg: Config, hnswDocs: number): Row[] {
       set: set.name, config: cfg, phase: 'exhaustive', recall: perQ(recall),
       firstPhaseMs: Object.fromEntries(OVERSAMPLES.map((os) => [os, fpMs / nq])), rescoreMs: perQ(rescoreMs),
       bytesPerVector: codeBytes, buildMs: quantizeMs,
+      visited: Object.fromEntries(OVERSAMPLES.map((os) => [os, set.base.size])),
     });
-    if (cfg.hnsw && set.base.size <= hnswDocs) rows.push(hnswRow(set, cfg, f, codeBytes));
+    if (cfg.hnsw && values.phase !== 'exhaustive' && set.base.size <= hnswDocs) rows.push(hnswRow(set, cfg, f, codeBytes));
   } finally {
     f.release();
   }
@@ -254,19 +271,22 @@ function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: numbe
   const supplier = cfg.fp32Graph ? fp32Supplier(set) : f.supplier!;
   const graph: OnHeapHnswGraph = new HnswGraphBuilder(supplier, { M: 16, beamWidth: 100 }).build();
   const buildMs = performance.now() - t0;
-  const searcher = new HnswGraphSearcher(graph.size());
+  // The service's searcher: upper levels in JS, level 0 in wasm (identical results to HnswGraphSearcher).
+  const searcher = ResidentGraphSearcher.load(kernels, f.records, graph, null);
   const recall: Record<number, number> = {};
   const fpMs: Record<number, number> = {};
   const rescoreMs: Record<number, number> = {};
+  const visited: Record<number, number> = {};
   const nq = cfg.bits === 1 ? set.queries.length : Math.min(MULTIBIT_QUERIES, set.queries.length);
   for (const os of OVERSAMPLES) {
-    let rec = 0, ms = 0, rms = 0;
+    let rec = 0, ms = 0, rms = 0, vis = 0;
     const kPrime = K * os;
     for (let qi = 0; qi < nq; qi++) {
       const s0 = performance.now();
       f.setQuery(set.queries[qi]);
-      const r = searcher.search(f.scorer, graph, kPrime, Math.max(NUM_CANDIDATES, (cfg.efFactor ?? 1) * kPrime));
+      const r = searcher.search(f.scorer, kPrime, Math.max(NUM_CANDIDATES, (cfg.efFactor ?? DEFAULT_EF_PER_CANDIDATE) * kPrime));
       ms += performance.now() - s0;
+      vis += r.visited;
       const r0 = performance.now();
       const top = rescore(set, qi, r.ords, r.ords.length);
       rms += performance.now() - r0;
@@ -275,10 +295,12 @@ function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: numbe
     recall[os] = rec / nq;
     fpMs[os] = ms / nq;
     rescoreMs[os] = rms / nq;
+    visited[os] = vis / nq;
   }
+  searcher.release();
   // Level 0 holds up to 2M = 32 neighbours plus a count per node (the resident layout).
   const graphBytes = 4 * (2 * 16 + 2);
-  return { set: set.name, config: cfg, phase: 'hnsw', recall, firstPhaseMs: fpMs, rescoreMs, bytesPerVector: codeBytes + graphBytes, buildMs };
+  return { set: set.name, config: cfg, phase: 'hnsw', recall, firstPhaseMs: fpMs, rescoreMs, bytesPerVector: codeBytes + graphBytes, buildMs, visited };
 }
 
 function label(c: Config): string {
@@ -315,12 +337,35 @@ for (const name of wanted) {
   set.close();
 }
 
-const header = ['set', 'codes', 'first phase', ...OVERSAMPLES.map((os) => `os${os}`), 'fp ms@os5', 'rescore ms@os5', 'B/vec'];
+const header = ['set', 'codes', 'first phase', ...OVERSAMPLES.map((os) => `os${os}`), 'fp ms@os5', 'rescore ms@os5', 'visits/q@os5', 'B/vec'];
 const out = [
   `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, k x oversample)), recall@10 after exact rescoring of k x oversample; ` +
     `${started.toISOString()}, load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
   '',
-  table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? NaN, r.bytesPerVector])),
+  table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? NaN, Math.round(r.visited[5] ?? NaN), r.bytesPerVector])),
+  ...gapTable(all),
 ].join('\n');
 process.stdout.write(`${out}\n`);
 if (values.json) writeFileSync(values.json, JSON.stringify(all, null, 2));
+
+/**
+ * Every HNSW row minus the exhaustive row of the same codes (bits, rotation, centroid) at equal
+ * candidates, per oversample; and the first phase's cost per visited doc against the scan's cost
+ * per doc (what SegmentSearchPlan's VISIT_COST_IN_SCANNED_DOCS models).
+ */
+function gapTable(rows: readonly Row[]): string[] {
+  const key = (r: Row) => `${r.set}|${r.config.bits}|${r.config.rotate}|${r.config.centroid}`;
+  const exhaustive = new Map(rows.filter((r) => r.phase === 'exhaustive').map((r) => [key(r), r]));
+  const body: (string | number)[][] = [];
+  for (const r of rows) {
+    const ex = exhaustive.get(key(r));
+    if (r.phase !== 'hnsw' || !ex) continue;
+    const os = OVERSAMPLES.includes(5) ? 5 : OVERSAMPLES[0];
+    const perVisit = r.firstPhaseMs[os] / r.visited[os];
+    const perDoc = ex.firstPhaseMs[os] / ex.visited[os];
+    body.push([r.set, label(r.config), ...OVERSAMPLES.map((o) => (r.recall[o] - ex.recall[o]).toFixed(3)), (perVisit / perDoc).toFixed(2)]);
+  }
+  if (body.length === 0) return [];
+  return ['', 'HNSW minus exhaustive at equal candidates (k x oversample), and ms per visit / ms per scanned doc:', '',
+    table(['set', 'codes', ...OVERSAMPLES.map((o) => `os${o}`), 'visit/doc cost'], body)];
+}
