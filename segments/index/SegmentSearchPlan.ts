@@ -16,17 +16,17 @@
 export type SegmentStrategy = 'hnsw' | 'exhaustive';
 
 /**
- * One graph visit costs this many flat-scanned docs. Measured with `npm run bench:kernels`
- * ("per graph visit vs per flat doc" row: the wasm level-0 search against scoreOsqRange on the
- * same 1-bit records, 1024 dims, 100k records): 3.1-3.6x on this VM.
+ * One graph visit costs this many flat-scanned docs: bench:recall's gap table ("visit/doc cost":
+ * first-phase ms per visited doc of the HNSW row over ms per doc of the exhaustive row, same
+ * codes, one process) measured 3-4 on Fashion-MNIST (60k x 784, 1-bit) at oversample 5.
  */
 export const VISIT_COST_IN_SCANNED_DOCS = 3;
 
 /**
  * Expected level-0 visits per unit of beam width, a deliberately low estimate so that doubtful
- * cases try the graph first (the visit limit catches the rest). Measured visits per ef at
- * M = 16, ef 100 (`npm run bench:recall -- --matrix hnsw` prints visits per query): 5-7 on
- * 25k-125k-doc segments of 1024-dim generated data and on Fashion-MNIST; ~5.4 at ef 200.
+ * cases try the graph first (the visit limit catches the rest). Visits per query / ef at M = 16
+ * (README "Segment size" and bench:recall's visits column): 5-7 at ef 100 on 25k-125k-doc
+ * segments of 1024-dim generated data, ~5.4 at ef 200.
  */
 export const EXPECTED_VISITS_PER_EF = 4;
 
