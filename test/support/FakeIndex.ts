@@ -128,6 +128,7 @@ export class FakeIndex implements VectorIndex {
         readPath: options.readPath ?? this.defaultReadPath,
         candidates,
         visited: this.docs,
+        exhaustiveSegments: 1,
         pagesPrefetched: candidates,
         pagesResident: 1,
         syscalls: 2,
