@@ -11,7 +11,7 @@
  * for reference) runs every query, interleaved query by query in one process (see graphRun.ts).
  * Then the time from opening to the first answer, with and without a sidecar.
  *
- *   npm run bench:graph -- [--queries 200] [--budgets 16,256] [--cache-fraction 0.25] [--only capped|resident|open]
+ *   npm run bench:graph -- [--queries 200] [--budgets 16,256] [--cache-fraction 0.25] [--only capped|resident|open] [--variants 0,1,5]
  *                          [--lucene DIR [--field NAME]]
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -32,6 +32,7 @@ const { values } = parseArgs({
   options: {
     queries: { type: 'string' },
     budgets: { type: 'string' },
+    variants: { type: 'string' },
     'cache-fraction': { type: 'string' },
     only: { type: 'string' },
     n: { type: 'string' },
@@ -55,7 +56,7 @@ interface RunOutput {
 }
 
 function child(args: string[], group: MemoryCgroup | null): Promise<RunOutput> {
-  const argv = [distPath('src', 'bench', 'graphRun.js'), '--n', String(ds.n), '--dim', String(ds.dim), '--queries', queries, '--budgets', budgets, ...args];
+  const argv = [distPath('src', 'bench', 'graphRun.js'), '--n', String(ds.n), '--dim', String(ds.dim), '--queries', queries, '--budgets', budgets, ...(values.variants ? ['--variants', values.variants] : []), ...args];
   const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[] };
   const proc = group ? group.spawn(process.execPath, argv, opts) : spawn(process.execPath, argv, opts);
   let out = '';
@@ -82,11 +83,14 @@ function rows(run: RunOutput): (string | number)[][] {
 
 const HEADERS = ['variant', 'p50 ms', 'p99 ms', 'pages read/q', 'scored/q', 'read ahead/q', 'wasted', 'max dist', `recall@${K}`];
 
-function ratios(run: RunOutput): string {
-  const p50 = (name: string) => summarize(run.results.find((r) => r.name.startsWith(name))!.latencyMs).p50;
-  const off = p50('graph, prefetch off');
-  const best = run.results.filter((r) => r.name.startsWith('graph, prefetch') && !r.name.includes('off')).map((r) => [r.name, summarize(r.latencyMs).p50] as const);
-  return best.map(([n, p]) => `${n}: p50 ${(off / p).toFixed(2)}x lower than prefetch off`).join('\n');
+/** Every graph row against prefetch off: how many times lower its p50 is (capped) or how much slower (resident). */
+function ratios(run: RunOutput, resident: boolean): string {
+  const p50 = (r: VariantResult) => summarize(r.latencyMs).p50;
+  const off = p50(run.results.find((r) => r.name.startsWith('graph, prefetch off'))!);
+  return run.results
+    .filter((r) => r.name.startsWith('graph, ') && !r.name.startsWith('graph, prefetch off'))
+    .map((r) => (resident ? `${r.name}: p50 ${(100 * (p50(r) / off - 1)).toFixed(1)}% vs prefetch off` : `${r.name}: p50 ${(off / p50(r)).toFixed(2)}x lower than prefetch off`))
+    .join('\n');
 }
 
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
@@ -112,7 +116,7 @@ if (values.only === undefined || values.only === 'capped') {
   try {
     evict();
     const run = await child([], group);
-    lines.push('', `capped memory (files evicted first; ${note})`, table(HEADERS, rows(run)), ratios(run));
+    lines.push('', `capped memory (files evicted first; ${note})`, table(HEADERS, rows(run)), ratios(run, false));
     writeFileSync(`${ds.indexDir}.graph-capped.json`, JSON.stringify({ note, run }, null, 2));
   } finally {
     group?.remove();
@@ -121,7 +125,7 @@ if (values.only === undefined || values.only === 'capped') {
 
 if (values.only === undefined || values.only === 'resident') {
   const run = await child(['--warm'], null);
-  lines.push('', 'fully resident (no limit; every query on every variant once before the measured pass)', table(HEADERS, rows(run)), ratios(run));
+  lines.push('', 'fully resident (no limit; every query on every variant once before the measured pass)', table(HEADERS, rows(run)), ratios(run, true));
   writeFileSync(`${ds.indexDir}.graph-resident.json`, JSON.stringify({ run }, null, 2));
 }
 
