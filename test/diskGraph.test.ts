@@ -206,23 +206,31 @@ describe('a generated 12k x 32 index searched on disk', () => {
     }
   });
 
-  it('the distance ramps once and is kept across hops; lookahead reads ahead and counts what it wasted', async () => {
+  /** The first segment's graph over a mapped `.vex`, and a scorer of query 0 over its mapped fp32 vectors. */
+  async function firstSegment() {
     const kernels = await Kernels.load();
     const h = handles[0];
     const g = h.graph!;
-    const reader = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix);
-    const graph = OffHeapHnswGraph.open(reader, g.fieldNumber, new MappedBytes(g.vex))!;
+    const graph = OffHeapHnswGraph.open(HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix), g.fieldNumber, new MappedBytes(g.vex))!;
     const vecFile = MappedFile.open(h.vectors.path, h.vectors.offset, h.vectors.size * h.vectors.byteSize);
+    const sim = new Fp32Similarity(kernels, h.similarity, idx.queries.slice(0, idx.dims), h.dims);
+    const scorer = new OffHeapFp32Scorer(new MappedFloatVectors(vecFile, h.dims, h.vectors.size), sim);
+    const close = () => {
+      graph.close();
+      vecFile.close();
+    };
+    return { h, graph, inner: scorer, close };
+  }
+
+  it('the distance ramps once and is kept across hops; lookahead reads ahead and counts what it wasted', async () => {
+    const { h, graph, inner, close } = await firstSegment();
     try {
-      const q = idx.queries.slice(0, idx.dims);
-      const sim = new Fp32Similarity(kernels, h.similarity, q, h.dims);
       // Every start reports I/O: the distance doubles from 1 to the cap and never restarts per hop.
       const issued: number[] = [];
       const counters = newGraphCounters();
       const reads = { start: (ord: number) => (issued.push(ord), true), flush: () => {} };
       const hook = new GraphPrefetcher(reads, new Int32Array(h.vectors.size), 1, { initial: 1, cap: 32 }, counters, null);
       // Every vector is started before it is scored, except the entry points (scored before any hop).
-      const inner = new OffHeapFp32Scorer(new MappedFloatVectors(vecFile, h.dims, h.vectors.size), sim);
       const unstarted: number[] = [];
       const startedSet = new Set<number>();
       const scorer = {
@@ -243,21 +251,13 @@ describe('a generated 12k x 32 index searched on disk', () => {
       expect(counters.wasted).toBeGreaterThan(0);
       expect(counters.wasted).toBeLessThan(counters.readAhead);
     } finally {
-      graph.close();
-      vecFile.close();
+      close();
     }
   });
 
   it('a segment found resident stops paying for prefetch (hops scored in bulk, a probe every 32nd hop) and a cold probe resumes prefetching at once', async () => {
-    const kernels = await Kernels.load();
-    const h = handles[0];
-    const g = h.graph!;
-    const reader = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix);
-    const graph = OffHeapHnswGraph.open(reader, g.fieldNumber, new MappedBytes(g.vex))!;
-    const vecFile = MappedFile.open(h.vectors.path, h.vectors.offset, h.vectors.size * h.vectors.byteSize);
+    const { h, graph, inner, close } = await firstSegment();
     try {
-      const q = idx.queries.slice(0, idx.dims);
-      const inner = new OffHeapFp32Scorer(new MappedFloatVectors(vecFile, h.dims, h.vectors.size), new Fp32Similarity(kernels, h.similarity, q, h.dims));
       const calls = { score: 0, bulk: 0 };
       const scorer = {
         maxOrd: inner.maxOrd,
@@ -313,8 +313,7 @@ describe('a generated 12k x 32 index searched on disk', () => {
       expect(probes).toBe(0);
       expect(started).toBeGreaterThan(want.visited / 2);
     } finally {
-      graph.close();
-      vecFile.close();
+      close();
     }
   });
 

@@ -1,7 +1,7 @@
 import type { NeighborPrefetch } from '../../segments/hnsw/NeighborPrefetch.js';
 import { PrefetchDistance } from './PrefetchDistance.js';
 import type { PageAccess, PrefetchPolicy } from './PrefetchPolicy.js';
-import type { RescoreCounters } from './RescoreCounters.js';
+import { addCounters, type RescoreCounters } from './RescoreCounters.js';
 
 /** First-phase I/O counters: the rescoring ones plus the graph's read-ahead accounting. */
 export interface GraphIoCounters extends RescoreCounters {
@@ -18,12 +18,7 @@ export function newGraphCounters(): GraphIoCounters {
 }
 
 export function addGraphCounters(into: GraphIoCounters, from: GraphIoCounters): void {
-  into.pagesPrefetched += from.pagesPrefetched;
-  into.pagesResident += from.pagesResident;
-  into.syscalls += from.syscalls;
-  into.readsBeforePrefetch += from.readsBeforePrefetch;
-  into.scored += from.scored;
-  into.maxDistance = Math.max(into.maxDistance, from.maxDistance);
+  addCounters(into, from);
   into.readAhead += from.readAhead;
   into.wasted += from.wasted;
   into.adjacencyPrefetched += from.adjacencyPrefetched;
