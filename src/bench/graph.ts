@@ -11,7 +11,7 @@
  * for reference) runs every query, interleaved query by query in one process (see graphRun.ts).
  * Then the time from opening to the first answer, with and without a sidecar.
  *
- *   npm run bench:graph -- [--queries 200] [--budgets 16,256] [--cache-fraction 0.25] [--only capped|resident|open] [--variants 0,1,5]
+ *   npm run bench:graph -- [--queries 200] [--budgets 16,256] [--cache-fraction 0.25] [--headroom-mib 128] [--only capped|resident|open] [--variants 0,1,5]
  *                          [--lucene DIR [--field NAME]]
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -34,6 +34,7 @@ const { values } = parseArgs({
     budgets: { type: 'string' },
     variants: { type: 'string' },
     'cache-fraction': { type: 'string' },
+    'headroom-mib': { type: 'string' },
     only: { type: 'string' },
     n: { type: 'string' },
     dim: { type: 'string' },
@@ -46,6 +47,8 @@ const build = ensureIndex(ds);
 const queries = String(ds.queries);
 const budgets = values.budgets ?? '16,256';
 const cacheFraction = Number(values['cache-fraction'] ?? 0.25);
+// Room for the measuring process's own growth above its probed anonymous memory.
+const headroomMiB = Number(values['headroom-mib'] ?? 128);
 const dataFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec') || f.endsWith('.vex')).map((f) => join(ds.indexDir, f));
 const dataBytes = dataFiles.reduce((a, f) => a + statSync(f).size, 0);
 
@@ -106,10 +109,10 @@ if (values.only === undefined || values.only === 'capped') {
   let note = '';
   evict();
   const probe = await child(['--probe'], null);
-  const limit = Math.ceil(probe.rssAnonBytes + 128 * 2 ** 20 + cacheFraction * dataBytes);
+  const limit = Math.ceil(probe.rssAnonBytes + headroomMiB * 2 ** 20 + cacheFraction * dataBytes);
   if (support.ok) {
     group = MemoryCgroup.create(`prescore-bench-graph-${process.pid}`, limit);
-    note = `cgroup v1 limit ${(limit / 2 ** 20).toFixed(0)} MiB = process anon ${(probe.rssAnonBytes / 2 ** 20).toFixed(0)} MiB + 128 MiB + ${(cacheFraction * 100).toFixed(0)}% of .vec+.vex`;
+    note = `cgroup v1 limit ${(limit / 2 ** 20).toFixed(0)} MiB = process anon ${(probe.rssAnonBytes / 2 ** 20).toFixed(0)} MiB + ${headroomMiB} MiB + ${(cacheFraction * 100).toFixed(0)}% of .vec+.vex`;
   } else {
     note = `no cgroup (${support.reason}): evicted once, NOT capped`;
   }
