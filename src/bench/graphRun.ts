@@ -49,6 +49,7 @@ export function variants(budgets: readonly [number, number]): GraphVariant[] {
     g(`graph, prefetch + lookahead 2 (madvise), budget ${hi}`, 'mmap+prefetch', hi, 2),
     g(`graph, prefetch on (io_uring reads, mmap+parallel), budget ${hi}`, 'mmap+parallel', hi, 0),
     g(`graph, prefetch + lookahead 2 (io_uring reads, mmap+parallel), budget ${hi}`, 'mmap+parallel', hi, 2),
+    g(`graph, prefetch + lookahead 8 (io_uring reads, mmap+parallel), budget ${hi}`, 'mmap+parallel', hi, 8),
     g(`graph, pread (io_uring into buffers), budget ${hi}`, 'pread', hi, 0),
     { name: '1-bit codes in RAM + fp32 rescoring (oversample 5)', firstPhase: 'codes', readPath: 'mmap+parallel', ioConcurrency: hi, lookahead: 0, oversample: 5 },
   ];
