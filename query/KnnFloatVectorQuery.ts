@@ -60,7 +60,7 @@ export type FirstPhase = (typeof FIRST_PHASES)[number];
 const GRAPH_PATHS: Record<ReadPath, { readonly io: GraphIo; readonly prefetch: (p: PrefetchPolicyName) => PrefetchPolicyName | 'none' }> = {
   mmap: { io: 'mmap', prefetch: () => 'none' },
   'mmap+prefetch': { io: 'mmap', prefetch: (p) => p },
-  'mmap+parallel': { io: 'mmap', prefetch: (p) => p },
+  'mmap+parallel': { io: 'mmap+uring', prefetch: (p) => p },
   pread: { io: 'uring', prefetch: () => 'always' },
 };
 

@@ -10,7 +10,6 @@ import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { LuceneIndexReader } from '../segments/lucene/LuceneIndexReader.js';
 import { HnswGraphSearcher } from '../segments/hnsw/HnswGraphSearcher.js';
 import { HnswVectorsReader } from '../segments/hnsw/HnswVectorsReader.js';
-import { OffHeapGraphSearcher } from '../segments/hnsw/OffHeapGraphSearcher.js';
 import { OffHeapHnswGraph } from '../segments/hnsw/OffHeapHnswGraph.js';
 import { HeapFloatVectors, MappedFloatVectors, UringFloatVectors, type OffHeapFloatVectors } from '../segments/flat/OffHeapFloatVectors.js';
 import { Fp32Similarity } from '../segments/kernels/Fp32Similarity.js';
@@ -22,7 +21,7 @@ import { readSliceBytes } from '../segments/store/FileSlice.js';
 import { IoUring, closeFile, openForRead } from '../segments/store/native/IoUring.js';
 import { MappedFile } from '../segments/store/native/MappedFile.js';
 import { MappedBytes, PreadBytes, type RandomAccessBytes } from '../segments/store/RandomAccessBytes.js';
-import { GraphPrefetcher, newGraphCounters, policyReads } from '../query/prefetch/GraphPrefetcher.js';
+import { GraphPrefetcher, newGraphCounters, policyReads, RESIDENT_RUN, ResidencyStreak } from '../query/prefetch/GraphPrefetcher.js';
 import { prefetchPolicy, POLICY_STATE_INTS } from '../query/prefetch/PrefetchPolicy.js';
 import { fixtureVector, LUCENE_FIXTURE_ZIPS, luceneCosine, unzipLuceneFixture } from './support/luceneFixtures.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
@@ -153,7 +152,7 @@ describe('a generated 12k x 32 index searched on disk', () => {
         const vexMapped = new MappedBytes(g.vex);
         const vexPread = new PreadBytes(g.vex);
         const graphs: [string, RandomAccessBytes][] = [['mapped .vex', vexMapped], ['pread .vex', vexPread]];
-        const searcher = new OffHeapGraphSearcher();
+        const searcher = new HnswGraphSearcher();
         const stamps = new Int32Array(h.vectors.size);
         let gen = 0;
         const policyState = new Int32Array(POLICY_STATE_INTS);
@@ -179,7 +178,7 @@ describe('a generated 12k x 32 index searched on disk', () => {
                       ? policyReads(prefetchPolicy('adaptive'), vecFile, h.vectors.byteSize, policyState, 0, counters)
                       : { start: (ord: number) => uringVectors.read(ord), flush: () => uringVectors.submit() };
                   const prefetch = prefetchOn ? new GraphPrefetcher(reads, stamps, ++gen, { initial: 2, cap: 16 }, counters, null) : null;
-                  const got = searcher.search(new OffHeapFp32Scorer(vectors, sim), graph, k, { ef, prefetch, lookahead });
+                  const got = searcher.searchLists(new OffHeapFp32Scorer(vectors, sim), graph, k, { ef, prefetch, lookahead });
                   uringVectors.quiesce();
                   const label = `${what}, ${how}, query ${qi}, k ${k} ef ${ef}`;
                   expect(Array.from(got.ords), label).toEqual(Array.from(want.ords));
@@ -207,23 +206,31 @@ describe('a generated 12k x 32 index searched on disk', () => {
     }
   });
 
-  it('the distance ramps once and is kept across hops; lookahead reads ahead and counts what it wasted', async () => {
+  /** The first segment's graph over a mapped `.vex`, and a scorer of query 0 over its mapped fp32 vectors. */
+  async function firstSegment() {
     const kernels = await Kernels.load();
     const h = handles[0];
     const g = h.graph!;
-    const reader = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix);
-    const graph = OffHeapHnswGraph.open(reader, g.fieldNumber, new MappedBytes(g.vex))!;
+    const graph = OffHeapHnswGraph.open(HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix), g.fieldNumber, new MappedBytes(g.vex))!;
     const vecFile = MappedFile.open(h.vectors.path, h.vectors.offset, h.vectors.size * h.vectors.byteSize);
+    const sim = new Fp32Similarity(kernels, h.similarity, idx.queries.slice(0, idx.dims), h.dims);
+    const scorer = new OffHeapFp32Scorer(new MappedFloatVectors(vecFile, h.dims, h.vectors.size), sim);
+    const close = () => {
+      graph.close();
+      vecFile.close();
+    };
+    return { h, graph, inner: scorer, close };
+  }
+
+  it('the distance ramps once and is kept across hops; lookahead reads ahead and counts what it wasted', async () => {
+    const { h, graph, inner, close } = await firstSegment();
     try {
-      const q = idx.queries.slice(0, idx.dims);
-      const sim = new Fp32Similarity(kernels, h.similarity, q, h.dims);
       // Every start reports I/O: the distance doubles from 1 to the cap and never restarts per hop.
       const issued: number[] = [];
       const counters = newGraphCounters();
       const reads = { start: (ord: number) => (issued.push(ord), true), flush: () => {} };
       const hook = new GraphPrefetcher(reads, new Int32Array(h.vectors.size), 1, { initial: 1, cap: 32 }, counters, null);
       // Every vector is started before it is scored, except the entry points (scored before any hop).
-      const inner = new OffHeapFp32Scorer(new MappedFloatVectors(vecFile, h.dims, h.vectors.size), sim);
       const unstarted: number[] = [];
       const startedSet = new Set<number>();
       const scorer = {
@@ -235,7 +242,7 @@ describe('a generated 12k x 32 index searched on disk', () => {
         },
         bulkScore: (ords: Int32Array, n: number, out: Float32Array) => inner.bulkScore(ords, n, out),
       };
-      new OffHeapGraphSearcher().search(scorer, graph, 10, { ef: 100, prefetch: hook, lookahead: 2 });
+      new HnswGraphSearcher().searchLists(scorer, graph, 10, { ef: 100, prefetch: hook, lookahead: 2 });
       expect(counters.maxDistance).toBe(32);
       expect(unstarted[0]).toBe(graph.entryNode);
       expect(unstarted.length).toBeLessThanOrEqual(graph.numLevels > 1 ? 2 : 1);
@@ -244,8 +251,69 @@ describe('a generated 12k x 32 index searched on disk', () => {
       expect(counters.wasted).toBeGreaterThan(0);
       expect(counters.wasted).toBeLessThan(counters.readAhead);
     } finally {
-      graph.close();
-      vecFile.close();
+      close();
+    }
+  });
+
+  it('a segment found resident stops paying for prefetch (hops scored in bulk, a probe every 32nd hop) and a cold probe resumes prefetching at once', async () => {
+    const { h, graph, inner, close } = await firstSegment();
+    try {
+      const calls = { score: 0, bulk: 0 };
+      const scorer = {
+        maxOrd: inner.maxOrd,
+        score: (ord: number) => (calls.score++, inner.score(ord)),
+        bulkScore: (ords: Int32Array, n: number, out: Float32Array) => (calls.bulk++, inner.bulkScore(ords, n, out)),
+      };
+      const searcher = new HnswGraphSearcher();
+      const want = searcher.searchLists(inner, graph, 10, { ef: 100 });
+      const stamps = new Int32Array(h.vectors.size);
+      let gen = 0;
+      const streak = new ResidencyStreak();
+      let started = 0;
+      let probes = 0;
+      let cold = false; // whether the pages are in the page cache, for the probe and for every read
+      const reads = { start: () => (started++, cold), flush: () => {} };
+      const probe = () => (probes++, !cold);
+      const search = () => {
+        calls.score = calls.bulk = started = probes = 0;
+        const counters = newGraphCounters();
+        const hook = new GraphPrefetcher(reads, stamps, ++gen, { initial: 1, cap: 16 }, counters, null, streak, probe);
+        const got = searcher.searchLists(scorer, graph, 10, { ef: 100, prefetch: hook, lookahead: 2 });
+        expect(Array.from(got.ords)).toEqual(Array.from(want.ords));
+        expect(Array.from(got.scores)).toEqual(Array.from(want.scores));
+        expect(got.visited).toBe(want.visited);
+        return counters;
+      };
+
+      // Prefetching, every read resident: the streak grows by the reads started.
+      let searches = 0;
+      while (streak.run < RESIDENT_RUN) {
+        search();
+        expect(started).toBeGreaterThan(0);
+        expect(probes).toBe(0);
+        expect(++searches).toBeLessThan(20);
+      }
+      // Resident: nothing is started, every hop is one bulkScore, one probe per 32 hops from the first.
+      const counters = search();
+      expect(started).toBe(0);
+      expect(calls.score).toBeLessThanOrEqual(2); // the entry points
+      expect(calls.bulk).toBeGreaterThan(32);
+      expect(probes).toBe(Math.ceil(calls.bulk / 32));
+      expect(counters.pagesResident).toBe(probes);
+      expect(counters.syscalls).toBe(probes);
+      expect(counters.readAhead).toBe(0);
+
+      // Gone cold: the first probe misses, this search prefetches from that hop on, and so do the next ones.
+      cold = true;
+      search();
+      expect(probes).toBe(1);
+      expect(started).toBeGreaterThan(want.visited / 2);
+      expect(streak.run).toBe(0);
+      search();
+      expect(probes).toBe(0);
+      expect(started).toBeGreaterThan(want.visited / 2);
+    } finally {
+      close();
     }
   });
 

@@ -1,7 +1,6 @@
 import { threadId } from 'node:worker_threads';
-import { exactSearch } from '../../segments/hnsw/HnswGraphSearcher.js';
+import { exactSearch, HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { HnswVectorsReader } from '../../segments/hnsw/HnswVectorsReader.js';
-import { OffHeapGraphSearcher } from '../../segments/hnsw/OffHeapGraphSearcher.js';
 import { OffHeapHnswGraph } from '../../segments/hnsw/OffHeapHnswGraph.js';
 import { MappedFloatVectors, UringFloatVectors, type OffHeapFloatVectors } from '../../segments/flat/OffHeapFloatVectors.js';
 import { OffHeapFp32Scorer } from '../../segments/flat/OffHeapFp32Scorer.js';
@@ -11,14 +10,19 @@ import type { SegmentKnnResult } from '../../segments/index/searchSegment.js';
 import { Fp32Similarity } from '../../segments/kernels/Fp32Similarity.js';
 import { threadKernels } from '../../segments/kernels/threadKernels.js';
 import { IoUring, closeFile, openForRead } from '../../segments/store/native/IoUring.js';
+import { POSIX_FADV_RANDOM, posixFadvise } from '../../segments/store/native/libc.js';
 import { MappedFile } from '../../segments/store/native/MappedFile.js';
 import { MappedBytes, PreadBytes } from '../../segments/store/RandomAccessBytes.js';
 import { defineTask } from '../executor/Task.js';
-import { GraphPrefetcher, newGraphCounters, policyReads, type GraphIoCounters, type VectorReadStarter } from '../prefetch/GraphPrefetcher.js';
-import { POLICY_STATE_INTS, prefetchPolicy, type PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
+import { GraphPrefetcher, newGraphCounters, policyReads, ResidencyStreak, type GraphIoCounters, type VectorReadStarter } from '../prefetch/GraphPrefetcher.js';
+import { noteColdRead, POLICY_STATE_INTS, prefetchPolicy, type PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
 
-/** How the disk-resident first phase reads: through mappings (page faults, madvise) or io_uring (no mapping). */
-export type GraphIo = 'mmap' | 'uring';
+/**
+ * How the disk-resident first phase reads: through mappings (page faults; prefetch by madvise),
+ * through mappings with the prefetch issued as io_uring reads that fill the page cache
+ * ('mmap+uring'), or io_uring reads into buffers and no mapping ('uring').
+ */
+export type GraphIo = 'mmap' | 'mmap+uring' | 'uring';
 
 export interface GraphSliceArgs {
   readonly segments: readonly SegmentHandle[];
@@ -78,15 +82,16 @@ function searchOne(handle: SegmentHandle, args: GraphSliceArgs, policySlot: numb
       counters.readsBeforePrefetch += result.visited;
     } else {
       const prefetch = args.prefetch === 'none' ? null : prefetcher(seg, args, policySlot, counters);
-      result = searcher.search(scorer, seg.graph, args.k, { ef: args.ef, acceptOrds: handle.liveOrds, prefetch, lookahead: args.lookahead });
+      result = searcher.searchLists(scorer, seg.graph, args.k, { ef: args.ef, acceptOrds: handle.liveOrds, prefetch, lookahead: args.lookahead });
       if (prefetch === null) counters.readsBeforePrefetch += result.visited;
     }
     counters.scored += result.visited;
   } finally {
-    if (seg.uring) {
-      seg.uring.quiesce();
-      counters.syscalls += seg.uring.syscalls;
-      seg.uring.syscalls = 0;
+    const ring = seg.uring ?? seg.populator;
+    if (ring) {
+      ring.quiesce();
+      counters.syscalls += ring.syscalls;
+      ring.syscalls = 0;
     }
   }
   const table = handle.vectors.ordToDoc;
@@ -100,7 +105,8 @@ function prefetcher(seg: OpenSegment, args: GraphSliceArgs, policySlot: number, 
     seg.gen = 1;
   }
   let reads: VectorReadStarter;
-  let adjacency: ((offset: number, length: number) => boolean) | null = null;
+  let adjacency: ((ord: number) => boolean) | null = null;
+  let probe: ((ord: number) => boolean) | null = null;
   if (seg.uring) {
     const uring = seg.uring;
     reads = {
@@ -113,19 +119,46 @@ function prefetcher(seg: OpenSegment, args: GraphSliceArgs, policySlot: number, 
     };
   } else {
     const policy = prefetchPolicy(args.prefetch as PrefetchPolicyName);
-    reads = policyReads(policy, seg.mapped!, seg.vectors.byteSize, args.policyState, policySlot, counters);
+    const file = seg.mapped!;
+    const byteSize = seg.vectors.byteSize;
+    const populator = seg.populator;
+    if (populator) {
+      // The policy decides as on `mmap+prefetch`; its advice is an io_uring read of the vector
+      // (into a scratch slot: only the page cache keeps it), submitted once per hop.
+      const access = { isResident: (offset: number, length: number) => file.isResident(offset, length), prefetch: (offset: number) => void populator.read(offset / byteSize) };
+      const starter = policyReads(policy, access, byteSize, args.policyState, policySlot, counters);
+      reads = { start: starter.start, flush: () => populator.submit() };
+    } else {
+      reads = policyReads(policy, file, byteSize, args.policyState, policySlot, counters);
+    }
     const vex = seg.graphMapping;
-    if (vex) adjacency = (offset, length) => policy.prefetch(vex, offset, length, seg.adjacencyState, 0, counters);
+    const graph = seg.graph!;
+    const range = seg.range;
+    if (vex) {
+      adjacency = (ord) => {
+        graph.listRange(0, ord, range);
+        return policy.prefetch(vex, range[0], range[1], seg.adjacencyState, 0, counters);
+      };
+    }
+    // Only a policy that probes can find a segment resident; `always` prefetches every vector.
+    if (policy.name !== 'always') {
+      probe = (ord) => {
+        if (file.isResident(ord * byteSize, byteSize)) return true;
+        noteColdRead(args.policyState, policySlot);
+        return false;
+      };
+    }
   }
   // The uring ring of slots must hold what is in flight plus what was read ahead.
-  const cap = seg.uring ? Math.max(1, Math.min(args.distance.cap, seg.uring.slots >>> 1)) : args.distance.cap;
+  const slots = (seg.uring ?? seg.populator)?.slots;
+  const cap = slots ? Math.max(1, Math.min(args.distance.cap, slots >>> 1)) : args.distance.cap;
   const distance = { initial: Math.min(args.distance.initial, cap), cap };
-  return new GraphPrefetcher(reads, seg.stamps, seg.gen, distance, counters, adjacency);
+  return new GraphPrefetcher(reads, seg.stamps, seg.gen, distance, counters, adjacency, probe && seg.residency, probe);
 }
 
 // ---- per-worker state: one searcher, segments opened on first use, released with their index ----
 
-const searcher = new OffHeapGraphSearcher();
+const searcher = new HnswGraphSearcher();
 const URING_SLOTS = 512;
 
 interface OpenSegment {
@@ -135,13 +168,20 @@ interface OpenSegment {
   readonly graphMapping: MappedFile | null;
   readonly vectors: OffHeapFloatVectors;
   readonly mapped: MappedFile | null;
+  /** io 'uring': the vectors are read into these buffers and scored there. */
   readonly uring: UringFloatVectors | null;
+  /** io 'mmap+uring': prefetch reads that fill the page cache for the mapping. */
+  readonly populator: UringFloatVectors | null;
   readonly fd: number;
   /** Per-ord stamps of the prefetcher (see GraphPrefetcher) and the current search's generation. */
   readonly stamps: Int32Array;
   gen: number;
   /** Residency history of this worker's `.vex` reads (adjacency prefetch policy). */
   readonly adjacencyState: Int32Array;
+  /** How long this worker's reads of the segment's vectors have been resident (GraphPrefetcher's sampling mode). */
+  readonly residency: ResidencyStreak;
+  /** Scratch for a neighbour list's byte range. */
+  readonly range: Float64Array;
 }
 
 const opened = new Map<string, OpenSegment>();
@@ -159,7 +199,7 @@ function open(handle: SegmentHandle, io: GraphIo): OpenSegment {
     if (handle.graph) {
       const g = handle.graph;
       const reader = HnswVectorsReader.open(g.vem, g.vex, g.segmentId, g.suffix);
-      const bytes = io === 'mmap' ? new MappedBytes(g.vex) : new PreadBytes(g.vex);
+      const bytes = io === 'uring' ? new PreadBytes(g.vex) : new MappedBytes(g.vex);
       undo.push(() => bytes.close());
       graph = OffHeapHnswGraph.open(reader, g.fieldNumber, bytes);
       graphMapping = bytes.mapping;
@@ -167,21 +207,28 @@ function open(handle: SegmentHandle, io: GraphIo): OpenSegment {
     let vectors: OffHeapFloatVectors;
     let mapped: MappedFile | null = null;
     let uring: UringFloatVectors | null = null;
+    let populator: UringFloatVectors | null = null;
     let fd = -1;
-    if (io === 'mmap') {
+    if (io !== 'uring') {
       // RANDOM: a fault reads just the faulting page, as Lucene opens .vec (no read-around).
       mapped = MappedFile.open(v.path, v.offset, v.size * v.byteSize, { advice: 'random' });
       const m = mapped;
       undo.push(() => m.close());
       vectors = new MappedFloatVectors(m, handle.dims, v.size);
-    } else {
+    }
+    if (io !== 'mmap') {
       fd = openForRead(v.path, false);
       const f = fd;
       undo.push(() => closeFile(f));
+      // No kernel read-ahead on these reads either: each is one vector (a buffered read would
+      // otherwise grow a read-ahead window and read pages nobody scores).
+      posixFadvise(fd, 0, 0, POSIX_FADV_RANDOM, v.path);
       ring ??= IoUring.open(512);
-      uring = new UringFloatVectors(ring, fd, v.path, v.offset, handle.dims, v.size, URING_SLOTS);
-      vectors = uring;
+      const reads = new UringFloatVectors(ring, fd, v.path, v.offset, handle.dims, v.size, URING_SLOTS);
+      if (io === 'uring') uring = reads;
+      else populator = reads;
     }
+    vectors ??= uring!;
     seg = {
       indexId: handle.indexId,
       graph,
@@ -189,10 +236,13 @@ function open(handle: SegmentHandle, io: GraphIo): OpenSegment {
       vectors,
       mapped,
       uring,
+      populator,
       fd,
       stamps: new Int32Array(v.size),
       gen: 0,
       adjacencyState: new Int32Array(POLICY_STATE_INTS),
+      residency: new ResidencyStreak(),
+      range: new Float64Array(2),
     };
     opened.set(key, seg);
     return seg;
@@ -209,6 +259,7 @@ onIndexReleased((indexId) => {
     seg.graph?.close();
     seg.mapped?.close();
     seg.uring?.close();
+    seg.populator?.close();
     if (seg.fd >= 0) closeFile(seg.fd);
   }
 });

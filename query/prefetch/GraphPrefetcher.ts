@@ -1,7 +1,7 @@
 import type { NeighborPrefetch } from '../../segments/hnsw/NeighborPrefetch.js';
 import { PrefetchDistance } from './PrefetchDistance.js';
 import type { PageAccess, PrefetchPolicy } from './PrefetchPolicy.js';
-import type { RescoreCounters } from './RescoreCounters.js';
+import { addCounters, type RescoreCounters } from './RescoreCounters.js';
 
 /** First-phase I/O counters: the rescoring ones plus the graph's read-ahead accounting. */
 export interface GraphIoCounters extends RescoreCounters {
@@ -18,12 +18,7 @@ export function newGraphCounters(): GraphIoCounters {
 }
 
 export function addGraphCounters(into: GraphIoCounters, from: GraphIoCounters): void {
-  into.pagesPrefetched += from.pagesPrefetched;
-  into.pagesResident += from.pagesResident;
-  into.syscalls += from.syscalls;
-  into.readsBeforePrefetch += from.readsBeforePrefetch;
-  into.scored += from.scored;
-  into.maxDistance = Math.max(into.maxDistance, from.maxDistance);
+  addCounters(into, from);
   into.readAhead += from.readAhead;
   into.wasted += from.wasted;
   into.adjacencyPrefetched += from.adjacencyPrefetched;
@@ -45,6 +40,27 @@ export function policyReads(policy: PrefetchPolicy, file: PageAccess, byteSize: 
 }
 
 /**
+ * Per worker and segment: how many vectors in a row the prefetcher found resident (its reads
+ * needed no I/O). Past RESIDENT_RUN the segment's searches stop paying for prefetch (see
+ * GraphPrefetcher); any cold read found resets it.
+ */
+export class ResidencyStreak {
+  run = 0;
+}
+
+/**
+ * Consecutive resident reads after which a segment counts as resident: the adaptive policy's own
+ * warm threshold (1024 probes, about one query's reads of a 250k segment).
+ */
+export const RESIDENT_RUN = 1024;
+/**
+ * Resident, every SAMPLE_HOPS-th hop (from the first) probes its first vector with mincore. A
+ * segment search is ~100-200 hops of ~10 vectors, so that is ~5 probes of ~3 us on a ~2 ms
+ * search (<1%); a segment that went cold is seen within 32 hops, and prefetch resumes there.
+ */
+const SAMPLE_HOPS = 32;
+
+/**
  * The neighbour-prefetch hook of the disk-resident first phase (NeighborPrefetch), PostgreSQL
  * read-stream style over the stream of vectors the graph search scores:
  * - on each hop the unvisited neighbours are started up to `distance` ahead of scoring, and as
@@ -56,6 +72,12 @@ export function policyReads(policy: PrefetchPolicy, file: PageAccess, byteSize: 
  * - a neighbour that joins the candidate queue has its adjacency pages prefetched (policy-probed:
  *   a resident graph stops paying once the policy sees a warm streak).
  * A vector is started at most once per search (a per-ord stamp), so read-ahead is not repeated.
+ *
+ * Resident segments pay nothing measurable: once the segment's ResidencyStreak says so (and the
+ * caller passes a `probe`), the search starts in sampling mode: every hop is scored at once
+ * (bulkScore, as without prefetch) and only every SAMPLE_HOPS-th hop's first vector is probed.
+ * A probe that misses switches the rest of the search (and the next ones) back to prefetching;
+ * never backing off while cold is Lucene #16145's lesson for random access.
  */
 export class GraphPrefetcher implements NeighborPrefetch {
   private ords: Int32Array = EMPTY;
@@ -66,6 +88,9 @@ export class GraphPrefetcher implements NeighborPrefetch {
   private aheadUsed = 0;
   private readonly resident: number;
   private readonly cold: number;
+  /** Sampling mode (see the class comment); hops until the next probe. */
+  private sampling: boolean;
+  private untilProbe = 1;
 
   constructor(
     private readonly reads: VectorReadStarter,
@@ -77,13 +102,17 @@ export class GraphPrefetcher implements NeighborPrefetch {
     gen: number,
     distance: { readonly initial: number; readonly cap: number },
     readonly counters: GraphIoCounters,
-    /** Adjacency prefetch over the `.vex` mapping; null: neighbour lists are read when expanded. */
-    private readonly adjacency: ((offset: number, length: number) => boolean) | null,
+    /** Adjacency prefetch of a node's neighbour list (`.vex` mapping); null: lists are read when expanded. */
+    private readonly adjacency: ((ord: number) => boolean) | null,
+    /** The segment's residency history (this worker's), and a residency probe of a vector: both or neither. */
+    private readonly streak: ResidencyStreak | null = null,
+    private readonly probe: ((ord: number) => boolean) | null = null,
   ) {
     this.distance = new PrefetchDistance(distance.initial, distance.cap);
     if (!(Number.isInteger(gen) && gen >= 1 && gen < 2 ** 29)) throw new RangeError(`stamp generation ${gen} outside [1, 2^29)`);
     this.resident = 2 * gen;
     this.cold = 2 * gen + 1;
+    this.sampling = probe !== null && streak !== null && streak.run >= RESIDENT_RUN;
   }
 
   private started(ord: number): boolean {
@@ -91,23 +120,37 @@ export class GraphPrefetcher implements NeighborPrefetch {
     return s === this.resident || s === this.cold || s === -this.resident;
   }
 
-  hop(ords: Int32Array, n: number): void {
+  hop(ords: Int32Array, n: number): number {
+    if (this.sampling) {
+      if (--this.untilProbe > 0) return n;
+      this.untilProbe = SAMPLE_HOPS;
+      this.counters.syscalls++;
+      if (this.probe!(ords[0])) {
+        this.counters.pagesResident++;
+        return n;
+      }
+      this.sampling = false;
+      this.streak!.run = 0;
+    }
     this.ords = ords;
     this.n = n;
     this.head = 0;
     this.advance(0);
+    return 0;
   }
 
-  next(i: number): void {
+  next(i: number): number {
     const ord = this.ords[i];
     if (this.stamps[ord] === -this.resident) {
       this.stamps[ord] = this.cold;
       this.aheadUsed++;
     }
     this.advance(i);
+    return i + 1;
   }
 
   spare(): number {
+    if (this.sampling) return 0;
     // At the start of a hop `head` reads are in flight (none of the hop is scored yet).
     return Math.max(0, this.distance.current - this.head);
   }
@@ -126,12 +169,8 @@ export class GraphPrefetcher implements NeighborPrefetch {
   }
 
   /** Only a node whose vector needed I/O is likely to have cold adjacency pages: resident graphs skip this. */
-  wantsAdjacency(ord: number): boolean {
-    return this.adjacency !== null && this.stamps[ord] === this.cold;
-  }
-
-  candidate(offset: number, length: number): void {
-    if (this.adjacency !== null && this.adjacency(offset, length)) this.counters.adjacencyPrefetched++;
+  candidate(ord: number): void {
+    if (this.adjacency !== null && this.stamps[ord] === this.cold && this.adjacency(ord)) this.counters.adjacencyPrefetched++;
   }
 
   finish(): void {
@@ -143,6 +182,7 @@ export class GraphPrefetcher implements NeighborPrefetch {
   /** Starts the hop's reads up to the distance ahead of entry `tail`. */
   private advance(tail: number): void {
     const distance = this.distance;
+    const streak = this.streak;
     let started = false;
     while (this.head < this.n && this.head - tail < distance.current) {
       const ord = this.ords[this.head++];
@@ -150,9 +190,11 @@ export class GraphPrefetcher implements NeighborPrefetch {
       if (this.reads.start(ord)) {
         this.stamps[ord] = this.cold;
         distance.onIssued();
+        if (streak !== null) streak.run = 0;
       } else {
         this.stamps[ord] = this.resident;
         distance.onResident();
+        if (streak !== null) streak.run++;
       }
       started = true;
     }

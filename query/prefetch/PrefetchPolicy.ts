@@ -120,6 +120,15 @@ export function believedResident(policy: PrefetchPolicyName, state: Int32Array, 
   return policy === 'adaptive' && state[slot + HITS] >= RESIDENT_STREAK;
 }
 
+/**
+ * A read of the file at `slot` was found cold by someone else's probe (the graph prefetcher's
+ * residency samples): the hit streak ends, so the adaptive policy probes (and prefetches) every
+ * vector again instead of skipping probes as it does in a warm streak.
+ */
+export function noteColdRead(state: Int32Array, slot: number): void {
+  state[slot + HITS] = 0;
+}
+
 export function prefetchPolicy(name: PrefetchPolicyName): PrefetchPolicy {
   switch (name) {
     case 'always':

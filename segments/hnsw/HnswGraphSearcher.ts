@@ -1,6 +1,7 @@
 import { NeighborQueue, nextUpFloat } from './NeighborQueue.js';
 import { FloatHeap, GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
-import type { HnswGraph } from './HnswGraph.js';
+import { StoredNeighborLists, type HnswGraph, type NeighborLists } from './HnswGraph.js';
+import { NO_PREFETCH, type NeighborPrefetch } from './NeighborPrefetch.js';
 import type { RandomVectorScorer } from './RandomVectorScorer.js';
 
 /**
@@ -30,10 +31,33 @@ export function acceptPredicate(accept: AcceptOrds | null | undefined): ((ord: n
   return (o) => bits.get(o);
 }
 
+export interface GraphSearchOptions {
+  /** Level-0 queue size; the effective size is max(k, ef). Default k. */
+  readonly ef?: number;
+  readonly acceptOrds?: AcceptOrds | null;
+  /** Stop once this many vectors were scored (earlyTerminated). Default: no limit. */
+  readonly visitedLimit?: number;
+  /** The query's cross-segment queue when searching as one of several segments (MultiLeafKnnCollector). */
+  readonly global?: GlobalSimilarityQueue | null;
+  /** Told what will be read before it is read; default NO_PREFETCH (reads fault or block when scored). */
+  readonly prefetch?: NeighborPrefetch | null;
+  /**
+   * How many of the next candidates' neighbour lists to decode while the current hop's reads are
+   * in flight, so their unvisited neighbours can be read ahead with what is left of the budget
+   * (0: none). Only with a prefetch hook.
+   */
+  readonly lookahead?: number;
+}
+
 /**
- * Lucene's HnswGraphSearcher over an HnswGraph (on the heap, or resident in kernel memory):
- * greedy descent (ef = 1) through the upper levels from the entry node, then a beam search on
- * level 0 with a result queue of max(k, ef); the best k are returned. Equal scores resolve to the smaller ordinal (NeighborQueue).
+ * Lucene's HnswGraphSearcher over any NeighborLists: a graph on the heap, resident in kernel
+ * memory, or read in place from `.vex` (OffHeapHnswGraph). Greedy descent (ef = 1) through the
+ * upper levels from the entry node, then a beam search on level 0 with a result queue of
+ * max(k, ef); the best k are returned. Equal scores resolve to the smaller ordinal (NeighborQueue).
+ *
+ * The prefetch hook (NeighborPrefetch) sees every hop's unvisited neighbours before the first is
+ * scored and paces the scoring; without one (NO_PREFETCH) a hop is one bulkScore call. Hits,
+ * scores and visit counts do not depend on the hook: it only decides when reads are issued.
  *
  * One instance holds reusable scratch (queues, a generation-stamped visited array, neighbour
  * buffers), so a search allocates only its result arrays. Not thread-safe; use one per worker.
@@ -45,12 +69,15 @@ export class HnswGraphSearcher {
   private gen = 0;
   private nbrOrds = new Int32Array(64);
   private nbrScores = new Float32Array(64);
+  /** Lookahead: the next candidates' unvisited neighbours (up to four lists). */
+  private ahead = new Int32Array(256);
   private visitedCount = 0;
   private visitLimit = Infinity;
   /** The query's cross-segment queue when searching as one of several segments (MultiLeafKnnCollector). */
   private global: GlobalSimilarityQueue | null = null;
   private readonly multi = new MultiLeafState();
   private readonly epScratch = new Int32Array(1);
+  private readonly stored = new StoredNeighborLists();
 
   constructor(maxOrd = 0) {
     this.visited = new Int32Array(Math.max(1, maxOrd));
@@ -79,19 +106,40 @@ export class HnswGraphSearcher {
     visitedLimit = Infinity,
     global: GlobalSimilarityQueue | null = null,
   ): KnnSearchResult {
+    return this.run(scorer, this.stored.reset(graph), k, ef, acceptPredicate(acceptOrds), visitedLimit, global, NO_PREFETCH, 0);
+  }
+
+  /** The same search over any NeighborLists (a graph read in place), with an optional prefetch hook. */
+  searchLists(scorer: RandomVectorScorer, graph: NeighborLists, k: number, options: GraphSearchOptions = {}): KnnSearchResult {
+    const prefetch = options.prefetch ?? NO_PREFETCH;
+    const lookahead = prefetch === NO_PREFETCH ? 0 : (options.lookahead ?? 0);
+    return this.run(scorer, graph, k, options.ef ?? k, acceptPredicate(options.acceptOrds), options.visitedLimit ?? Infinity, options.global ?? null, prefetch, lookahead);
+  }
+
+  private run(
+    scorer: RandomVectorScorer,
+    graph: NeighborLists,
+    k: number,
+    ef: number,
+    accept: ((ord: number) => boolean) | null,
+    visitedLimit: number,
+    global: GlobalSimilarityQueue | null,
+    prefetch: NeighborPrefetch,
+    lookahead: number,
+  ): KnnSearchResult {
     this.resetCounters(visitedLimit);
     this.global = global;
-    if (k <= 0 || graph.size() === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
-    const accept = acceptPredicate(acceptOrds);
-    const queueSize = Math.max(k, ef);
+    if (k <= 0 || graph.size === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
     const results = this.results;
-    results.reset(queueSize);
-    const ep = this.findBestEntryPoint(scorer, graph);
+    results.reset(Math.max(k, ef));
+    this.ensureNeighborBuffers(graph.maxListLength);
+    const ep = this.findBestEntryPoint(scorer, graph, prefetch);
     if (ep !== -1) {
       const eps = this.epScratch;
       eps[0] = ep;
-      this.searchLevel(results, scorer, 0, eps, 1, graph, accept);
+      this.beam(results, scorer, 0, eps, 1, graph, accept, prefetch, lookahead);
     }
+    prefetch.finish();
     this.global = null;
     const take = Math.min(k, results.size());
     while (results.size() > take) results.pop();
@@ -111,7 +159,10 @@ export class HnswGraphSearcher {
    */
   descend(scorer: RandomVectorScorer, graph: HnswGraph, visitedLimit = Infinity): number {
     this.resetCounters(visitedLimit);
-    return graph.size() === 0 ? -1 : this.findBestEntryPoint(scorer, graph);
+    if (graph.size() === 0) return -1;
+    const lists = this.stored.reset(graph);
+    this.ensureNeighborBuffers(lists.maxListLength);
+    return this.findBestEntryPoint(scorer, lists, NO_PREFETCH);
   }
 
   private newGeneration(size: number): void {
@@ -130,45 +181,101 @@ export class HnswGraphSearcher {
     if (this.nbrOrds.length >= n) return;
     this.nbrOrds = new Int32Array(n);
     this.nbrScores = new Float32Array(n);
+    this.ahead = new Int32Array(4 * n);
+  }
+
+  /**
+   * Copies `node`'s not yet visited neighbours on `level` into nbrOrds (marking them visited) and
+   * returns how many; at most `budget`, the first one beyond it is marked but not taken (Lucene).
+   */
+  private unvisited(graph: NeighborLists, level: number, node: number, budget: number): number {
+    const visited = this.visited;
+    const gen = this.gen;
+    const ords = this.nbrOrds;
+    const base = graph.seek(level, node);
+    const lists = graph.lists;
+    const cnt = lists[base];
+    let n = 0;
+    for (let j = 1; j <= cnt; j++) {
+      const f = lists[base + j];
+      if (visited[f] === gen) continue;
+      visited[f] = gen;
+      if (n >= budget) break;
+      ords[n++] = f;
+    }
+    return n;
+  }
+
+  /**
+   * Scores nbrOrds[0..n) into nbrScores, telling the hook first: in one bulkScore when it has
+   * nothing to pace, else one by one as it allows. On level 0 the next candidates' neighbours may
+   * be handed to it as read-ahead while the hop's reads are in flight.
+   */
+  private scoreHop(scorer: RandomVectorScorer, graph: NeighborLists, n: number, prefetch: NeighborPrefetch, lookahead: number, minAccepted: number): void {
+    const ords = this.nbrOrds;
+    const scores = this.nbrScores;
+    let ready = prefetch.hop(ords, n);
+    if (lookahead > 0 && prefetch.spare() > 0) this.lookahead(graph, prefetch, lookahead, minAccepted);
+    if (ready >= n) {
+      scorer.bulkScore(ords, n, scores);
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      if (i >= ready) ready = prefetch.next(i);
+      scores[i] = scorer.score(ords[i]);
+    }
+  }
+
+  /**
+   * The neighbours of the best `count` waiting candidates (heap positions 0 .. count-1: the next
+   * candidate and the better of its children) that are not visited yet, handed to the hook as
+   * read-ahead. Candidates the stopping rule would not expand are skipped. Decoding their lists
+   * reads adjacency the search would read anyway once they are expanded.
+   */
+  private lookahead(graph: NeighborLists, prefetch: NeighborPrefetch, count: number, minAccepted: number): void {
+    const candidates = this.candidates;
+    const visited = this.visited;
+    const gen = this.gen;
+    const ahead = this.ahead;
+    let m = 0;
+    const upTo = Math.min(count, candidates.size());
+    for (let c = 0; c < upTo; c++) {
+      if (candidates.scoreAt(c) < minAccepted) continue;
+      const base = graph.seek(0, candidates.nodeAt(c));
+      const lists = graph.lists;
+      const cnt = lists[base];
+      for (let j = 1; j <= cnt && m < ahead.length; j++) {
+        const f = lists[base + j];
+        if (visited[f] !== gen) ahead[m++] = f;
+      }
+    }
+    if (m > 0) prefetch.lookahead(ahead, m);
   }
 
   /** Greedy descent through levels numLevels-1 .. 1; -1 when the graph is empty or the visit limit hit. */
-  private findBestEntryPoint(scorer: RandomVectorScorer, graph: HnswGraph): number {
+  private findBestEntryPoint(scorer: RandomVectorScorer, graph: NeighborLists, prefetch: NeighborPrefetch): number {
     let ep = graph.entryNode;
     if (ep === -1 || graph.numLevels === 1) return ep;
-    this.newGeneration(graph.size());
+    this.newGeneration(graph.size);
     const visited = this.visited;
     const gen = this.gen;
     let best = scorer.score(ep);
     this.visitedCount++;
     for (let level = graph.numLevels - 1; level >= 1; level--) {
-      const store = graph.store(level);
-      const adj = store.adj;
-      const stride = store.stride;
-      const slotOf = store.slotOf!;
-      this.ensureNeighborBuffers(store.capacity);
       visited[ep] = gen;
       let foundBetter = true;
       while (foundBetter) {
         foundBetter = false;
-        const base = slotOf.get(ep)! * stride;
-        const cnt = adj[base];
-        const ords = this.nbrOrds;
-        let n = 0;
-        for (let j = 1; j <= cnt; j++) {
-          const f = adj[base + j];
-          if (visited[f] === gen) continue;
-          visited[f] = gen;
-          ords[n++] = f;
-        }
+        const n = this.unvisited(graph, level, ep, Infinity);
         if (n === 0) continue;
         if (this.visitedCount + n >= this.visitLimit) {
           this.visitedCount = Math.min(this.visitLimit, this.visitedCount + n);
           return -1;
         }
-        const scores = this.nbrScores;
-        scorer.bulkScore(ords, n, scores);
+        this.scoreHop(scorer, graph, n, prefetch, 0, 0);
         this.visitedCount += n;
+        const ords = this.nbrOrds;
+        const scores = this.nbrScores;
         for (let i = 0; i < n; i++) {
           if (scores[i] > best) {
             best = scores[i];
@@ -199,7 +306,23 @@ export class HnswGraphSearcher {
     graph: HnswGraph,
     accept: ((ord: number) => boolean) | null,
   ): void {
-    this.newGeneration(graph.size());
+    const lists = this.stored.reset(graph);
+    this.ensureNeighborBuffers(lists.maxListLength);
+    this.beam(results, scorer, level, eps, numEps, lists, accept, NO_PREFETCH, 0);
+  }
+
+  private beam(
+    results: NeighborQueue,
+    scorer: RandomVectorScorer,
+    level: number,
+    eps: Int32Array,
+    numEps: number,
+    graph: NeighborLists,
+    accept: ((ord: number) => boolean) | null,
+    prefetch: NeighborPrefetch,
+    lookahead: number,
+  ): void {
+    this.newGeneration(graph.size);
     const visited = this.visited;
     const gen = this.gen;
     const candidates = this.candidates;
@@ -218,11 +341,6 @@ export class HnswGraphSearcher {
       if (accept === null || accept(ep)) results.insertWithOverflow(ep, s);
     }
 
-    const store = graph.store(level);
-    const adj = store.adj;
-    const stride = store.stride;
-    const slotOf = store.slotOf;
-    this.ensureNeighborBuffers(store.capacity);
     const ords = this.nbrOrds;
     const scores = this.nbrScores;
     // Lucene's MultiLeafKnnCollector on level 0: scores are shared with the other segments of the
@@ -238,25 +356,16 @@ export class HnswGraphSearcher {
         else break;
       }
       const node = candidates.pop();
-      const base = (slotOf === null ? node : slotOf.get(node)!) * stride;
-      const cnt = adj[base];
-      const budget = limit - this.visitedCount;
-      let n = 0;
-      for (let j = 1; j <= cnt; j++) {
-        const f = adj[base + j];
-        if (visited[f] === gen) continue;
-        visited[f] = gen;
-        if (n >= budget) break;
-        ords[n++] = f;
-      }
+      const n = this.unvisited(graph, level, node, limit - this.visitedCount);
       if (n === 0) continue;
-      scorer.bulkScore(ords, n, scores);
+      this.scoreHop(scorer, graph, n, prefetch, lookahead, minAccepted);
       this.visitedCount += n;
       for (let i = 0; i < n; i++) {
         const s = scores[i];
         if (s >= minAccepted) {
           const f = ords[i];
           candidates.add(f, s);
+          prefetch.candidate(f);
           if (accept === null || accept(f)) {
             const localUpdated = results.insertWithOverflow(f, s);
             const full = results.size() >= k;

@@ -2,13 +2,14 @@ import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import { DirectMonotonicReader } from '../packed/DirectMonotonicReader.js';
 import type { RandomAccessBytes } from '../store/RandomAccessBytes.js';
 import { HNSW_VERSION_GROUPVARINT } from './HnswVectorsFormat.js';
+import type { NeighborLists } from './HnswGraph.js';
 import { NeighborDecoder, type HnswFieldEntry, type HnswVectorsReader } from './HnswVectorsReader.js';
 
 /**
- * A field's HNSW graph read in place from `.vex` (Lucene's OffHeapHnswGraph): nothing is decoded
- * up front. The neighbour-offset table (DirectMonotonic, a few bits per node) is read where it
- * lies, and a node's list is decoded from the file each time the search expands it: one vint
- * count, then ascending ordinals as deltas (group-varints from version 1, vints in version 0).
+ * A field's HNSW graph read in place from `.vex` (Lucene's OffHeapHnswGraph), searched by
+ * HnswGraphSearcher as NeighborLists: nothing is decoded up front. The neighbour-offset table
+ * (DirectMonotonic, a few bits per node) is read where it lies, and a node's list is decoded from
+ * the file each time the search expands it: one vint count, then ascending ordinals as deltas (group-varints from version 1, vints in version 0).
  * Upper-level node ordinals come from `.vem` (already on the heap); a node's position on its
  * level is found by binary search, as Lucene does.
  *
@@ -16,7 +17,7 @@ import { NeighborDecoder, type HnswFieldEntry, type HnswVectorsReader } from './
  * through positioned reads rather than a mapping, a heap copy of the packed offset table
  * (~3 bytes per node); never the neighbour lists.
  */
-export class OffHeapHnswGraph {
+export class OffHeapHnswGraph implements NeighborLists {
   readonly size: number;
   readonly numLevels: number;
   /** The first node of the top level (Lucene's entry point); 0 for a single level. */
@@ -30,7 +31,9 @@ export class OffHeapHnswGraph {
   private readonly decoder: NeighborDecoder;
   private readonly groupVarint: boolean;
   private readonly dataLength: number;
-  private readonly scratch: Int32Array;
+  private readonly deltas: Int32Array;
+  /** NeighborLists: the last seek()'s list, [count, ords...]. */
+  readonly lists: Int32Array;
 
   private constructor(
     readonly entry: HnswFieldEntry,
@@ -57,7 +60,8 @@ export class OffHeapHnswGraph {
     this.groupVarint = version >= HNSW_VERSION_GROUPVARINT;
     this.dataLength = entry.vectorIndexLength;
     this.decoder = new NeighborDecoder(vex.bytes, 0, vex.name);
-    this.scratch = new Int32Array(this.maxListLength);
+    this.deltas = new Int32Array(this.maxListLength);
+    this.lists = new Int32Array(this.maxListLength + 1);
   }
 
   /** The field's graph over `vex` (the reader's `.vex`, opened as a mapping or for pread); null when it has none. */
@@ -100,8 +104,8 @@ export class OffHeapHnswGraph {
 
   private readonly range = new Float64Array(2);
 
-  /** Decodes `node`'s neighbours on `level` into dst[0..n) (ascending ordinals) and returns n. */
-  neighbors(level: number, node: number, dst: Int32Array): number {
+  /** NeighborLists: decodes `node`'s list on `level` into `lists` as [count, ascending ordinals] and returns 0. */
+  seek(level: number, node: number): number {
     const range = this.range;
     this.listRange(level, node, range);
     const name = this.vex.name;
@@ -111,19 +115,30 @@ export class OffHeapHnswGraph {
     dec.pos = pos;
     dec.end = pos + range[1];
     const n = dec.vint();
-    if (n < 0 || n > this.maxListLength || n > dst.length) {
+    if (n < 0 || n > this.maxListLength) {
       throw new CorruptIndexException(`neighbour count ${n} of node ${node} on level ${level} exceeds 2*M = ${this.maxListLength}`, name);
     }
-    const buf = this.scratch;
-    if (this.groupVarint) dec.groupVInts(buf, n);
-    else for (let j = 0; j < n; j++) buf[j] = dec.vint();
+    const deltas = this.deltas;
+    if (this.groupVarint) dec.groupVInts(deltas, n);
+    else for (let j = 0; j < n; j++) deltas[j] = dec.vint();
+    const lists = this.lists;
+    lists[0] = n;
     let prev = 0;
     for (let j = 0; j < n; j++) {
-      const v = j === 0 ? buf[0] : prev + buf[j];
+      const v = j === 0 ? deltas[0] : prev + deltas[j];
       if (v < 0 || v >= this.size) throw new CorruptIndexException(`neighbour ${v} of node ${node} on level ${level} out of [0, ${this.size})`, name);
-      dst[j] = v;
+      lists[j + 1] = v;
       prev = v;
     }
+    return 0;
+  }
+
+  /** Decodes `node`'s neighbours on `level` into dst[0..n) (ascending ordinals) and returns n. */
+  neighbors(level: number, node: number, dst: Int32Array): number {
+    this.seek(level, node);
+    const n = this.lists[0];
+    if (n > dst.length) throw new RangeError(`${n} neighbours do not fit in ${dst.length}`);
+    dst.set(this.lists.subarray(1, n + 1));
     return n;
   }
 

@@ -11,7 +11,7 @@
  * for reference) runs every query, interleaved query by query in one process (see graphRun.ts).
  * Then the time from opening to the first answer, with and without a sidecar.
  *
- *   npm run bench:graph -- [--queries 200] [--budgets 16,256] [--cache-fraction 0.25] [--only capped|resident|open]
+ *   npm run bench:graph -- [--queries 200] [--budgets 16,256] [--cache-fraction 0.25] [--headroom-mib 128] [--only capped|resident|open] [--variants 0,1,5]
  *                          [--lucene DIR [--field NAME]]
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -32,7 +32,9 @@ const { values } = parseArgs({
   options: {
     queries: { type: 'string' },
     budgets: { type: 'string' },
+    variants: { type: 'string' },
     'cache-fraction': { type: 'string' },
+    'headroom-mib': { type: 'string' },
     only: { type: 'string' },
     n: { type: 'string' },
     dim: { type: 'string' },
@@ -45,6 +47,8 @@ const build = ensureIndex(ds);
 const queries = String(ds.queries);
 const budgets = values.budgets ?? '16,256';
 const cacheFraction = Number(values['cache-fraction'] ?? 0.25);
+// Room for the measuring process's own growth above its probed anonymous memory.
+const headroomMiB = Number(values['headroom-mib'] ?? 128);
 const dataFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec') || f.endsWith('.vex')).map((f) => join(ds.indexDir, f));
 const dataBytes = dataFiles.reduce((a, f) => a + statSync(f).size, 0);
 
@@ -55,7 +59,7 @@ interface RunOutput {
 }
 
 function child(args: string[], group: MemoryCgroup | null): Promise<RunOutput> {
-  const argv = [distPath('src', 'bench', 'graphRun.js'), '--n', String(ds.n), '--dim', String(ds.dim), '--queries', queries, '--budgets', budgets, ...args];
+  const argv = [distPath('src', 'bench', 'graphRun.js'), '--n', String(ds.n), '--dim', String(ds.dim), '--queries', queries, '--budgets', budgets, ...(values.variants ? ['--variants', values.variants] : []), ...args];
   const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[] };
   const proc = group ? group.spawn(process.execPath, argv, opts) : spawn(process.execPath, argv, opts);
   let out = '';
@@ -82,11 +86,14 @@ function rows(run: RunOutput): (string | number)[][] {
 
 const HEADERS = ['variant', 'p50 ms', 'p99 ms', 'pages read/q', 'scored/q', 'read ahead/q', 'wasted', 'max dist', `recall@${K}`];
 
-function ratios(run: RunOutput): string {
-  const p50 = (name: string) => summarize(run.results.find((r) => r.name.startsWith(name))!.latencyMs).p50;
-  const off = p50('graph, prefetch off');
-  const best = run.results.filter((r) => r.name.startsWith('graph, prefetch') && !r.name.includes('off')).map((r) => [r.name, summarize(r.latencyMs).p50] as const);
-  return best.map(([n, p]) => `${n}: p50 ${(off / p).toFixed(2)}x lower than prefetch off`).join('\n');
+/** Every graph row against prefetch off: how many times lower its p50 is (capped) or how much slower (resident). */
+function ratios(run: RunOutput, resident: boolean): string {
+  const p50 = (r: VariantResult) => summarize(r.latencyMs).p50;
+  const off = p50(run.results.find((r) => r.name.startsWith('graph, prefetch off'))!);
+  return run.results
+    .filter((r) => r.name.startsWith('graph, ') && !r.name.startsWith('graph, prefetch off'))
+    .map((r) => (resident ? `${r.name}: p50 ${(100 * (p50(r) / off - 1)).toFixed(1)}% vs prefetch off` : `${r.name}: p50 ${(off / p50(r)).toFixed(2)}x lower than prefetch off`))
+    .join('\n');
 }
 
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
@@ -102,17 +109,17 @@ if (values.only === undefined || values.only === 'capped') {
   let note = '';
   evict();
   const probe = await child(['--probe'], null);
-  const limit = Math.ceil(probe.rssAnonBytes + 128 * 2 ** 20 + cacheFraction * dataBytes);
+  const limit = Math.ceil(probe.rssAnonBytes + headroomMiB * 2 ** 20 + cacheFraction * dataBytes);
   if (support.ok) {
     group = MemoryCgroup.create(`prescore-bench-graph-${process.pid}`, limit);
-    note = `cgroup v1 limit ${(limit / 2 ** 20).toFixed(0)} MiB = process anon ${(probe.rssAnonBytes / 2 ** 20).toFixed(0)} MiB + 128 MiB + ${(cacheFraction * 100).toFixed(0)}% of .vec+.vex`;
+    note = `cgroup v1 limit ${(limit / 2 ** 20).toFixed(0)} MiB = process anon ${(probe.rssAnonBytes / 2 ** 20).toFixed(0)} MiB + ${headroomMiB} MiB + ${(cacheFraction * 100).toFixed(0)}% of .vec+.vex`;
   } else {
     note = `no cgroup (${support.reason}): evicted once, NOT capped`;
   }
   try {
     evict();
     const run = await child([], group);
-    lines.push('', `capped memory (files evicted first; ${note})`, table(HEADERS, rows(run)), ratios(run));
+    lines.push('', `capped memory (files evicted first; ${note})`, table(HEADERS, rows(run)), ratios(run, false));
     writeFileSync(`${ds.indexDir}.graph-capped.json`, JSON.stringify({ note, run }, null, 2));
   } finally {
     group?.remove();
@@ -121,7 +128,7 @@ if (values.only === undefined || values.only === 'capped') {
 
 if (values.only === undefined || values.only === 'resident') {
   const run = await child(['--warm'], null);
-  lines.push('', 'fully resident (no limit; every query on every variant once before the measured pass)', table(HEADERS, rows(run)), ratios(run));
+  lines.push('', 'fully resident (no limit; every query on every variant once before the measured pass)', table(HEADERS, rows(run)), ratios(run, true));
   writeFileSync(`${ds.indexDir}.graph-resident.json`, JSON.stringify({ run }, null, 2));
 }
 

@@ -43,11 +43,14 @@ export function variants(budgets: readonly [number, number]): GraphVariant[] {
   const g = (name: string, readPath: ReadPath, ioConcurrency: number, lookahead: number): GraphVariant => ({ name, firstPhase: 'graph', readPath, ioConcurrency, lookahead, oversample: 1 });
   return [
     g('graph, prefetch off (mmap)', 'mmap', lo, 0),
-    g(`graph, prefetch on, budget ${lo}`, 'mmap+prefetch', lo, 0),
-    g(`graph, prefetch on, budget ${hi}`, 'mmap+prefetch', hi, 0),
-    g(`graph, prefetch + lookahead 2, budget ${lo}`, 'mmap+prefetch', lo, 2),
-    g(`graph, prefetch + lookahead 2, budget ${hi}`, 'mmap+prefetch', hi, 2),
-    g(`graph, pread (io_uring), budget ${hi}`, 'pread', hi, 0),
+    g(`graph, prefetch on (madvise), budget ${lo}`, 'mmap+prefetch', lo, 0),
+    g(`graph, prefetch on (madvise), budget ${hi}`, 'mmap+prefetch', hi, 0),
+    g(`graph, prefetch + lookahead 2 (madvise), budget ${lo}`, 'mmap+prefetch', lo, 2),
+    g(`graph, prefetch + lookahead 2 (madvise), budget ${hi}`, 'mmap+prefetch', hi, 2),
+    g(`graph, prefetch on (io_uring reads, mmap+parallel), budget ${hi}`, 'mmap+parallel', hi, 0),
+    g(`graph, prefetch + lookahead 2 (io_uring reads, mmap+parallel), budget ${hi}`, 'mmap+parallel', hi, 2),
+    g(`graph, prefetch + lookahead 8 (io_uring reads, mmap+parallel), budget ${hi}`, 'mmap+parallel', hi, 8),
+    g(`graph, pread (io_uring into buffers), budget ${hi}`, 'pread', hi, 0),
     { name: '1-bit codes in RAM + fp32 rescoring (oversample 5)', firstPhase: 'codes', readPath: 'mmap+parallel', ioConcurrency: hi, lookahead: 0, oversample: 5 },
   ];
 }
@@ -64,11 +67,13 @@ function rssAnon(): number {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { n: { type: 'string' }, dim: { type: 'string' }, queries: { type: 'string' }, budgets: { type: 'string' }, warm: { type: 'boolean' }, probe: { type: 'boolean' } },
+    options: { n: { type: 'string' }, dim: { type: 'string' }, queries: { type: 'string' }, budgets: { type: 'string' }, variants: { type: 'string' }, warm: { type: 'boolean' }, probe: { type: 'boolean' } },
   });
   const ds = benchDataset(Number(values.n), Number(values.dim), Number(values.queries), Number.NaN);
   const budgets = (values.budgets ?? '16,256').split(',').map(Number) as [number, number];
-  const vs = variants(budgets);
+  const all = variants(budgets);
+  // --variants 0,1,5: a subset of the rows (by position), for quick comparisons.
+  const vs = values.variants ? values.variants.split(',').map((i) => all[Number(i)]) : all;
   const { vectors, truth } = await loadQueries(ds, values.probe ? 1 : Number(values.queries));
   const indexes: VectorIndex[] = [];
   for (const v of vs) indexes.push(await openIndex(ds.indexDir, { firstPhase: v.firstPhase, ioConcurrency: v.ioConcurrency, lookahead: v.lookahead, readPath: v.readPath }));
