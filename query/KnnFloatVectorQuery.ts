@@ -4,6 +4,7 @@ import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
 import { KNN_SLICE } from './knn/knnSlice.js';
+import { runOnSegments } from './SegmentRefs.js';
 import { KNN_GRAPH, type GraphIo, type GraphSliceArgs } from './knn/graphSlice.js';
 import { budgetShare, withBudget } from './prefetch/IoBudget.js';
 import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
@@ -96,7 +97,7 @@ export class KnnFloatVectorQuery extends Query {
     const runOptions = profiler ? { hops: profiler.hops } : undefined;
     const sliceResults = await Promise.all(
       searcher.slices.map((slice) =>
-        searcher.executor.run(KNN_SLICE, { segments: slice.handles, target: this.target, k: this.k, ef, global, js, profile }, runOptions),
+        runOnSegments(searcher.executor, KNN_SLICE, slice.handles, { target: this.target, k: this.k, ef, global, js, profile }, runOptions),
       ),
     );
     const mergeAt = profiler ? monotonicMs() : 0;
