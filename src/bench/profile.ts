@@ -56,12 +56,16 @@ interface Sample {
   recall: number;
   caller: number;
   parts: Map<string, number[]>;
+  /** Per query (same order as latency): its parts, to see what the slowest queries spent their time on. */
+  perQuery: Map<string, number>[];
 }
-const samples = new Map<string, Sample>(parsed.map((v) => [v.label, { latency: [], recall: 0, caller: 0, parts: new Map() }]));
+const samples = new Map<string, Sample>(parsed.map((v) => [v.label, { latency: [], recall: 0, caller: 0, parts: new Map(), perQuery: [] }]));
 const add = (s: Sample, part: string, ms: number) => {
   let a = s.parts.get(part);
   if (!a) s.parts.set(part, (a = []));
   a.push(ms);
+  const q = s.perQuery[s.perQuery.length - 1]!;
+  q.set(part, (q.get(part) ?? 0) + ms);
 };
 
 /** Splits one profile into summed parts (per query: the slowest hop of a parallel phase is the one that counts). */
@@ -98,6 +102,7 @@ for (let pass = 0; pass < 2; pass++) {
       s.latency.push(ms);
       s.recall += recallAt(k, r.hits, truth[i]!) / vectors.length;
       if (r.stats.rescoredOn === 'caller') s.caller++;
+      s.perQuery.push(new Map([['latency', ms]]));
       if (r.stats.profile) breakdown(s, r.stats.profile);
     }
   }
@@ -122,5 +127,12 @@ if (profile) {
     return a ? summarize(a).mean : NaN;
   })]);
   lines.push('', 'mean ms per query by part (hops: the slowest hop of the phase)', table(['part', ...parsed.map((v) => v.label)], partRows));
+  // The tail: the same parts over the slowest 1% of each variant's queries (where p99 comes from).
+  const slowest = parsed.map((v) => {
+    const q = samples.get(v.label)!.perQuery;
+    return [...q].sort((a, b) => b.get('latency')! - a.get('latency')!).slice(0, Math.max(1, Math.ceil(q.length / 100)));
+  });
+  const tailRows = ['latency', ...parts].map((part) => [part, ...slowest.map((qs) => qs.reduce((a, q) => a + (q.get(part) ?? 0), 0) / qs.length)]);
+  lines.push('', 'the slowest 1% of queries: mean ms by part', table(['part', ...parsed.map((v) => v.label)], tailRows));
 }
 process.stdout.write(`${lines.join('\n')}\n`);
