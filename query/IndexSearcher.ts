@@ -11,6 +11,7 @@ import { QueryStatsCollector } from './QueryStatsCollector.js';
 import { monotonicMs } from './executor/clock.js';
 import { QueryProfiler } from './QueryProfiler.js';
 import type { RescoreThread } from './rescore/RescoreThread.js';
+import { FirstPhasePlacement, type KnnThread } from './knn/KnnThread.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { floatCompare } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
@@ -28,6 +29,8 @@ export interface IndexSearcherOptions {
   readonly initialPrefetchDistance?: number;
   /** Where rescoring runs by default (see RescoreThread; default `adaptive`). */
   readonly rescoreThread?: RescoreThread;
+  /** Where the first phase runs by default (see KnnThread; default `adaptive`). */
+  readonly knnThread?: KnnThread;
 }
 
 export interface SearchSettings {
@@ -41,6 +44,7 @@ export interface SearchSettings {
    */
   readonly profile?: boolean | QueryProfiler;
   readonly rescoreThread?: RescoreThread;
+  readonly knnThread?: KnnThread;
 }
 
 export interface SearchOutcome {
@@ -58,6 +62,7 @@ export const DEFAULT_PREFETCH_POLICY: PrefetchPolicyName = 'adaptive';
 export const DEFAULT_IO_CONCURRENCY = 256;
 export const DEFAULT_INITIAL_PREFETCH_DISTANCE = 8;
 export const DEFAULT_RESCORE_THREAD: RescoreThread = 'adaptive';
+export const DEFAULT_KNN_THREAD: KnnThread = 'adaptive';
 
 /**
  * Searches an IndexReader with the executor, as Lucene's IndexSearcher does with its
@@ -72,6 +77,8 @@ export class IndexSearcher implements Searcher {
   readonly ioConcurrency: number;
   readonly initialPrefetchDistance: number;
   readonly rescoreThread: RescoreThread;
+  readonly knnThread: KnnThread;
+  readonly knnPlacement = new FirstPhasePlacement();
   /** Prefetch policy state per leaf, shared by all workers (see PrefetchPolicy). */
   readonly policyState: Int32Array;
 
@@ -86,6 +93,7 @@ export class IndexSearcher implements Searcher {
     this.ioConcurrency = options.ioConcurrency ?? DEFAULT_IO_CONCURRENCY;
     this.initialPrefetchDistance = options.initialPrefetchDistance ?? DEFAULT_INITIAL_PREFETCH_DISTANCE;
     this.rescoreThread = options.rescoreThread ?? DEFAULT_RESCORE_THREAD;
+    this.knnThread = options.knnThread ?? DEFAULT_KNN_THREAD;
     this.policyState = new Int32Array(new SharedArrayBuffer(4 * POLICY_STATE_INTS * Math.max(1, reader.leaves.length)));
   }
 
@@ -135,6 +143,7 @@ export class IndexSearcher implements Searcher {
       trace: settings.trace,
       profiler,
       rescoreThread: settings.rescoreThread ?? this.rescoreThread,
+      knnThread: settings.knnThread ?? this.knnThread,
     };
     const rewritten = await this.rewrite(query, ctx);
     if (!(rewritten instanceof DocAndScoreQuery)) throw new Error(`${rewritten} did not rewrite to a DocAndScoreQuery`);

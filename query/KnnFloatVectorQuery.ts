@@ -3,7 +3,9 @@ import { Query, type SearchContext, type Searcher } from './Query.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
-import { KNN_SLICE } from './knn/knnSlice.js';
+import { KNN_SLICE, knnSlice, type KnnSliceArgs, type KnnSliceResult } from './knn/knnSlice.js';
+import type { QueryProfiler } from './QueryProfiler.js';
+import { isUnknownSegments, runOnSegments } from './SegmentRefs.js';
 import { KNN_GRAPH, type GraphIo, type GraphSliceArgs } from './knn/graphSlice.js';
 import { budgetShare, withBudget } from './prefetch/IoBudget.js';
 import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
@@ -100,13 +102,20 @@ export class KnnFloatVectorQuery extends Query {
     if (this.options.firstPhase === 'graph') return this.rewriteOnDisk(searcher, ctx, ef, started);
     const global = this.options.multiLeaf === true && searcher.reader.leaves.length > 1 ? GlobalSimilarityQueue.create(ef) : null;
     const js = this.options.graphSearch === 'js';
-    const runOptions = profiler ? { hops: profiler.hops } : undefined;
-    const sliceResults = await Promise.all(
-      searcher.slices.map((slice) =>
-        searcher.executor.run(KNN_SLICE, { segments: slice.handles, target: this.target, k: this.k, ef, global, js, profile, strategy: this.options.segmentSearch }, runOptions),
-      ),
-    );
-    const mergeAt = profiler ? monotonicMs() : 0;
+    const args = { target: this.target, k: this.k, ef, global, js, profile, strategy: this.options.segmentSearch };
+    const placement = searcher.knnPlacement.choose(ctx.knnThread ?? 'executor', searcher.executor.pending === 0);
+    const phaseAt = monotonicMs();
+    let sliceResults: KnnSliceResult[];
+    let tookMs = Number.NaN;
+    try {
+      sliceResults = await this.searchSlices(searcher, placement.onCaller, args, profiler);
+      tookMs = monotonicMs() - phaseAt;
+    } finally {
+      searcher.knnPlacement.done(placement, tookMs);
+    }
+    const mergeAt = monotonicMs();
+    profiler?.phase(placement.onCaller ? 'knn.onCaller' : 'knn.executor', phaseAt);
+    ctx.stats.searchedOn = placement.onCaller ? 'caller' : 'executor';
     // Cancellation is checked between phases, never by aborting a running task: piscina would
     // terminate the worker, and with it every segment the worker holds open.
     ctx.signal?.throwIfAborted();
@@ -114,6 +123,22 @@ export class KnnFloatVectorQuery extends Query {
     profiler?.phase('knn.merge', mergeAt);
     ctx.stats.firstPhaseMs += performance.now() - started;
     return new DocAndScoreQuery(merged.scoreDocs);
+  }
+
+  /** Every slice through the `knn.slice` task code: one executor task each, or here, one after the other. */
+  private async searchSlices(searcher: Searcher, onCaller: boolean, args: Omit<KnnSliceArgs, 'segments'>, profiler: QueryProfiler | null): Promise<KnnSliceResult[]> {
+    if (!onCaller) {
+      const runOptions = profiler ? { hops: profiler.hops } : undefined;
+      return Promise.all(searcher.slices.map((slice) => runOnSegments(searcher.executor, KNN_SLICE, slice.handles, args, runOptions)));
+    }
+    // Here, slice after slice: the codes and graphs are in RAM, nothing waits on the disk.
+    const results: KnnSliceResult[] = [];
+    for (const slice of searcher.slices) {
+      const r = await knnSlice({ ...args, segments: { keys: [], handles: slice.handles } });
+      if (isUnknownSegments(r)) throw new Error('knn.slice on the calling thread was given its handles and still lacked them');
+      results.push(r);
+    }
+    return results;
   }
 
   /**

@@ -3,6 +3,7 @@ import type { PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
 import type { QueryStatsCollector } from './QueryStatsCollector.js';
 import type { QueryProfiler } from './QueryProfiler.js';
 import type { RescoreThread } from './rescore/RescoreThread.js';
+import type { FirstPhasePlacement, KnnThread } from './knn/KnnThread.js';
 import type { IndexReader, LeafReaderContext } from '../segments/index/IndexReader.js';
 import type { TaskExecutor } from './executor/TaskExecutor.js';
 import type { SegmentHandle } from '../segments/index/SegmentHandle.js';
@@ -19,6 +20,8 @@ export interface SearchContext {
   readonly profiler?: QueryProfiler | null;
   /** Where rescoring runs (see RescoreThread; absent: as the read path says, i.e. `executor`). */
   readonly rescoreThread?: RescoreThread;
+  /** Where the first phase runs (see KnnThread; absent: `executor`). */
+  readonly knnThread?: KnnThread;
 }
 
 /** A group of leaves searched by one executor task (Lucene's IndexSearcher.LeafSlice). */
@@ -42,6 +45,8 @@ export interface Searcher {
   readonly ioConcurrency: number;
   /** First prefetch distance of a ring (it ramps up from here). */
   readonly initialPrefetchDistance: number;
+  /** The adaptive first-phase placement's measurements (see KnnThread). */
+  readonly knnPlacement: FirstPhasePlacement;
   /** Rewrites to a fixed point. */
   rewrite(query: Query, ctx: SearchContext): Promise<Query>;
 }

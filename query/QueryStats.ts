@@ -36,6 +36,8 @@ export interface QueryStats {
   };
   /** Where rescoring ran: on the executor's workers, or on the calling thread (pages believed resident). */
   readonly rescoredOn: 'executor' | 'caller' | 'none';
+  /** Where the first phase ran (see KnnThread): on the executor's workers or on the calling thread; `none`: no 1-bit first phase (on-disk graph). */
+  readonly searchedOn: 'executor' | 'caller' | 'none';
   /** The per-phase profile, when the search asked for one (`profile: true`). */
   readonly profile?: QueryProfile;
 }

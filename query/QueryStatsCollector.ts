@@ -18,6 +18,7 @@ export class QueryStatsCollector {
   firstPhaseMs = 0;
   rescoreMs = 0;
   rescoredOn: QueryStats['rescoredOn'] = 'none';
+  searchedOn: QueryStats['searchedOn'] = 'none';
   /** Per-entry event log when tracing: +(i+1) = prefetch issued for entry i, -(i+1) = entry i scored. */
   trace: number[] | undefined;
   /** Worker threads that issued prefetches for this search. */
@@ -53,6 +54,7 @@ export class QueryStatsCollector {
         totalMs: round3(performance.now() - this.started),
       },
       rescoredOn: this.rescoredOn,
+      searchedOn: this.searchedOn,
     };
   }
 }

@@ -3,17 +3,21 @@ import { startServer, type RunningServer } from '../src/http/server.js';
 import { openIndex } from '../src/api/openIndex.js';
 import type { VectorIndex } from '../src/api/types.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
+import { GatedIndex } from './support/GatedIndex.js';
 
 /** The HTTP API against the real engine: a 384-dim index built by the project's own builder. */
 let t: TestIndex;
 let index: VectorIndex;
 let server: RunningServer;
+/** The server's view of the index: searches can be held at a gate before they reach the engine. */
+let gate: GatedIndex;
 const DIMS = 384;
 
 beforeAll(async () => {
   t = await buildTestIndex({ n: 3000, dims: DIMS, segmentDocs: 1500, flatThreshold: 1000, queries: 40 });
   index = await openIndex(t.dir, { name: 'embeddings' });
-  server = await startServer(index, { host: '127.0.0.1', port: 0, maxInflight: 2, maxQueue: 2 }, { log: () => {} });
+  gate = new GatedIndex(index);
+  server = await startServer(gate, { host: '127.0.0.1', port: 0, maxInflight: 2, maxQueue: 2 }, { log: () => {} });
 });
 
 afterAll(async () => {
@@ -25,6 +29,15 @@ afterAll(async () => {
 const query = (i: number) => [...t.queries.subarray(i * DIMS, (i + 1) * DIMS)];
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 const json = async (res: Response): Promise<any> => res.json();
+/** prescore_search_shed_total from /metrics. */
+const shedTotal = async (): Promise<number> => {
+  const m = /^prescore_search_shed_total (\d+)$/m.exec(await (await fetch(server.url + '/metrics')).text());
+  return Number(m![1]);
+};
+/** Polls until `condition` holds (the state it waits for comes from sockets, not timers). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 2));
+}
 const post = (path: string, body: unknown) =>
   fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -75,30 +88,40 @@ describe('HTTP over a real index', () => {
     expect((await json(es)).error.path).toBe('knn.query_vector');
   });
 
-  it('sheds a burst beyond inflight + queue with 429 and Retry-After, no 5xx, and every accepted request is correct', async () => {
+  it('sheds what exceeds inflight + queue with 429 and Retry-After, and answers every accepted request correctly', async () => {
     const expected = await index.search(query(1), { k: 10, oversample: 10, numCandidates: 1000 });
-    const responses = await Promise.all(
-      // A burst far beyond inflight + queue: warm searches can now finish on the calling thread within
-      // microseconds, so a small burst may drain before it overflows.
-      Array.from({ length: 200 }, () => post('/v1/search', { vector: query(1), k: 10, oversample: 10, num_candidates: 1000 })),
-    );
-    const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s >= 500)).toEqual([]);
-    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
-    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(4);
-    for (const r of responses) {
-      if (r.status === 429) {
-        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-        await r.body?.cancel();
-      } else {
-        expect((await json(r)).hits).toEqual(expected.hits);
-      }
+    const passed = gate.passed;
+    const shedBefore = await shedTotal();
+    const search = () => post('/v1/search', { vector: query(1), k: 10, oversample: 10, num_candidates: 1000 });
+    // Two searches hold the in-flight slots (waiting at the gate, before the engine) and two wait
+    // in the queue: the server is exactly full.
+    gate.hold();
+    const accepted = Array.from({ length: 4 }, search);
+    await until(() => gate.waiting === 2 && server.runtime.admission.queued === 2);
+    // Everything beyond is answered at once, while the first four are still held.
+    const shed = await Promise.all(Array.from({ length: 6 }, search));
+    for (const r of shed) {
+      expect(r.status).toBe(429);
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await json(r)).error).toMatchObject({ type: 'es_rejected_execution_exception', max_inflight: 2, max_queue: 2 });
     }
+    gate.open();
+    for (const r of await Promise.all(accepted)) {
+      expect(r.status).toBe(200);
+      expect((await json(r)).hits).toEqual(expected.hits);
+    }
+    // Nothing lost: the four accepted searches reached the engine, the six shed ones never did.
+    expect(gate.passed - passed).toBe(4);
+    expect((await shedTotal()) - shedBefore).toBe(6);
   });
 
-  it('answers 504 when a search exceeds its timeout', async () => {
-    const res = await post('/v1/search', { vector: query(2), k: 1000, oversample: 10, num_candidates: 10000, timeout_ms: 1 });
+  it('answers 504 when a search exceeds its timeout, and keeps serving', async () => {
+    // The search is held at the gate past its deadline, whatever the machine's speed.
+    gate.hold();
+    const res = await post('/v1/search', { vector: query(2), k: 1000, oversample: 10, num_candidates: 10000, timeout_ms: 20 });
+    gate.open();
     expect(res.status).toBe(504);
+    expect(gate.waiting).toBe(0);
     // The engine keeps serving afterwards.
     expect((await post('/v1/search', { vector: query(2), k: 5 })).status).toBe(200);
   });

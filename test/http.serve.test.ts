@@ -167,6 +167,37 @@ describe('prescore serve', () => {
     }
   });
 
+  it('binds the port and says "listening" only once the index is open, so the first request is answered at once', async () => {
+    const port = await freePort();
+    const out: string[] = [];
+    let finishOpen!: (index: VectorIndex) => void;
+    const fake = new FakeIndex();
+    let listening = false;
+    const signals = new EventEmitter();
+    const exit = serveCommand(['--index', '/data/slow', '--port', String(port)], () => new Promise<VectorIndex>((resolve) => (finishOpen = resolve)), {
+      env: {},
+      stdout: (l) => out.push(l),
+      stderr: () => {},
+      signals: signals as unknown as ServeIo['signals'],
+      onListening: () => (listening = true),
+    });
+    // While the index opens: nothing printed, nothing bound (a client is refused, not queued).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(out.join('\n')).not.toContain('listening');
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    finishOpen(fake);
+    while (!listening) await new Promise((resolve) => setImmediate(resolve));
+    expect(out.join('\n')).toContain(`listening on http://127.0.0.1:${port}`);
+    const res = await fetch(`http://127.0.0.1:${port}/v1/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vector: fake.randomQuery(1), k: 3 }),
+    });
+    expect(res.status).toBe(200);
+    signals.emit('SIGTERM');
+    expect(await exit).toBe(0);
+  });
+
   it('parseServeArgs accepts a leading "serve" and defaults the name to the directory base name', () => {
     const c = parseServeArgs(['serve', '--index', './data/my-index/'], {});
     expect(c).not.toBe('help');
@@ -175,3 +206,12 @@ describe('prescore serve', () => {
     expect(c.server).toMatchObject({ name: 'my-index', host: '127.0.0.1', port: 8080, maxInflight: 32, maxQueue: 32, maxBodyBytes: 1048576, defaultTimeoutMs: 10000 });
   });
 });
+
+/** A port nothing listens on (bound and released by the OS). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((res) => probe.listen(0, '127.0.0.1', res));
+  const port = (probe.address() as import('node:net').AddressInfo).port;
+  await new Promise<void>((res) => probe.close(() => res()));
+  return port;
+}

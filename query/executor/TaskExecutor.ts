@@ -24,5 +24,7 @@ export interface RunOptions {
  */
 export interface TaskExecutor {
   readonly threads: number;
+  /** Tasks submitted and not yet settled (queued or running); absent when the executor cannot tell. */
+  readonly pending?: number;
   run<A, R>(task: Task<A, R>, args: A, options?: RunOptions): Promise<R>;
 }

@@ -28,6 +28,7 @@ export interface TaskMessage {
 export class WorkerPool implements TaskExecutor {
   private readonly pool: Piscina;
   readonly threads: number;
+  private inFlight = 0;
 
   constructor(options: WorkerPoolOptions) {
     this.threads = Math.max(1, options.threads);
@@ -43,6 +44,19 @@ export class WorkerPool implements TaskExecutor {
   }
 
   run<A, R>(task: Task<A, R>, args: A, options: RunOptions = {}): Promise<R> {
+    this.inFlight++;
+    const settled = () => this.inFlight--;
+    const p = this.submit(task, args, options);
+    p.then(settled, settled);
+    return p;
+  }
+
+  /** Tasks submitted and not yet settled. */
+  get pending(): number {
+    return this.inFlight;
+  }
+
+  private submit<A, R>(task: Task<A, R>, args: A, options: RunOptions): Promise<R> {
     const hops = options.hops;
     const runOptions = { signal: options.signal ?? null, transferList: options.transferList as never };
     if (!hops) return this.pool.run({ name: task.name, args } satisfies TaskMessage, runOptions) as Promise<R>;

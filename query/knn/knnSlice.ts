@@ -5,9 +5,11 @@ import { searchSegment, warmSegments, type SegmentKnnResult } from '../../segmen
 import { loadSegment } from '../../segments/index/WorkerSegments.js';
 import type { SegmentStrategy } from '../../segments/index/SegmentSearchPlan.js';
 import { defineTask } from '../executor/Task.js';
+import { resolveSegments, type SegmentRefs, type UnknownSegments } from '../SegmentRefs.js';
 
 export interface KnnSliceArgs {
-  readonly segments: readonly SegmentHandle[];
+  /** The slice's segments, in slice order (by key once this worker has their handles). */
+  readonly segments: SegmentRefs;
   readonly target: Float32Array;
   /** Hits per segment. */
   readonly k: number;
@@ -30,21 +32,23 @@ export interface KnnSliceResult {
   readonly threadId: number;
 }
 
-export const KNN_SLICE = defineTask<KnnSliceArgs, KnnSliceResult>('knn.slice');
+export const KNN_SLICE = defineTask<KnnSliceArgs, KnnSliceResult | UnknownSegments>('knn.slice');
 export const LOAD_SEGMENTS = defineTask<{ readonly segments: readonly SegmentHandle[] }, number>('index.load');
 
 /**
  * Executor task `knn.slice`: the first phase over a slice of segments (Lucene's LeafSlice), each
  * searched through the segment's own kNN entry, in slice order.
  */
-export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult> {
+export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult | UnknownSegments> {
+  const segments = resolveSegments(args.segments);
+  if (!Array.isArray(segments)) return segments as UnknownSegments;
   const out: SegmentKnnResult[] = [];
   const global = args.global ? new GlobalSimilarityQueue(args.global) : null;
-  const segmentMs = args.profile ? new Float64Array(args.segments.length) : null;
+  const segmentMs = args.profile ? new Float64Array(segments.length) : null;
   const options = { k: args.k, ef: args.ef, global, js: args.js, profile: args.profile, strategy: args.strategy };
-  for (let i = 0; i < args.segments.length; i++) {
+  for (let i = 0; i < segments.length; i++) {
     const at = segmentMs ? performance.now() : 0;
-    out.push(await searchSegment(args.segments[i], args.target, options));
+    out.push(await searchSegment(segments[i]!, args.target, options));
     if (segmentMs) segmentMs[i] = performance.now() - at;
   }
   return { segments: out, segmentMs, threadId };

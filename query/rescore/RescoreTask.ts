@@ -3,6 +3,7 @@ import type { ValuesSpec } from '../DoubleValuesSource.js';
 import type { PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
 import type { RescoreCounters } from '../prefetch/RescoreCounters.js';
 import { defineTask } from '../executor/Task.js';
+import type { SegmentRefs, UnknownSegments } from '../SegmentRefs.js';
 
 /**
  * How a rescoring task reads fp32 vectors: in place through the worker's mapping (`mmap`), or by
@@ -51,5 +52,8 @@ export interface RescoreTaskResult {
   readonly threadId: number;
 }
 
-/** Executor task `rescore.ring` (handler: rescoreRing). */
-export const RESCORE_RING = defineTask<RescoreTaskArgs, RescoreTaskResult>('rescore.ring');
+/** RescoreTaskArgs as they cross to a worker: the segments by key once the worker has their handles. */
+export type RescoreTaskMessage = Omit<RescoreTaskArgs, 'segments'> & { readonly segments: SegmentRefs };
+
+/** Executor task `rescore.ring` (handler: rescoreRingTask). */
+export const RESCORE_RING = defineTask<RescoreTaskMessage, RescoreTaskResult | UnknownSegments>('rescore.ring');

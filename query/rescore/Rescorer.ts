@@ -8,6 +8,7 @@ import type { SearchContext, Searcher } from '../Query.js';
 import type { TaskHop } from '../executor/TaskHop.js';
 import { RESCORE_RING, type RescoreTaskArgs, type RescoreTaskResult, type VectorIo } from './RescoreTask.js';
 import { rescoreRing } from './rescoreRing.js';
+import { runOnSegments } from '../SegmentRefs.js';
 
 export interface RescoreInput {
   /** Leaf ord of each candidate, candidates in (leaf, doc) order. */
@@ -126,7 +127,10 @@ export async function runRescorePlan(
     const callerMs = new Float64Array(plan.tasks.length);
     const results = await Promise.all(
       plan.tasks.map(async (t, i): Promise<RescoreTaskResult> => {
-        if (!plan.onCaller) return searcher.executor.run(RESCORE_RING, t.args, profiler ? { hops: hops[i] } : undefined);
+        if (!plan.onCaller) {
+          const { segments, ...rest } = t.args;
+          return runOnSegments(searcher.executor, RESCORE_RING, segments, rest, profiler ? { hops: hops[i] } : undefined);
+        }
         const at = performance.now();
         const r = await rescoreRing(t.args);
         callerMs[i] = performance.now() - at;

@@ -6,7 +6,8 @@ import { EntryScorer } from './EntryScorer.js';
 import { readMapped } from './readMapped.js';
 import { readThroughUring } from './readThroughUring.js';
 import type { RescoreRun } from './RescoreRun.js';
-import type { RescoreTaskArgs, RescoreTaskResult } from './RescoreTask.js';
+import type { RescoreTaskArgs, RescoreTaskMessage, RescoreTaskResult } from './RescoreTask.js';
+import { resolveSegments, type UnknownSegments } from '../SegmentRefs.js';
 
 /**
  * The worker side of rescoring (executor task `rescore.ring`). Vectors are read in place: through
@@ -30,4 +31,11 @@ export async function rescoreRing(args: RescoreTaskArgs): Promise<RescoreTaskRes
     compiled.release();
   }
   return { scores: scorer.scores, hasValue: scorer.hasValue, counters, trace: trace ? Int32Array.from(trace) : null, threadId };
+}
+
+/** Executor task `rescore.ring`: the message's segment keys resolved to this worker's handles, then the ring. */
+export async function rescoreRingTask(message: RescoreTaskMessage): Promise<RescoreTaskResult | UnknownSegments> {
+  const segments = resolveSegments(message.segments);
+  if (!Array.isArray(segments)) return segments as UnknownSegments;
+  return rescoreRing({ ...message, segments });
 }

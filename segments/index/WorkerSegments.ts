@@ -25,6 +25,18 @@ export interface LoadedSegment {
 }
 
 const loaded = new Map<string, Promise<LoadedSegment>>();
+/** Every segment handle this thread was sent, by key: tasks then name segments by key alone. */
+const known = new Map<string, SegmentHandle>();
+
+/** Keeps handles sent to this thread (with their arena's memory), so later tasks can send keys only. */
+export function rememberSegments(handles: readonly SegmentHandle[]): void {
+  for (const h of handles) if (!known.has(h.key)) known.set(h.key, h);
+}
+
+/** A handle this thread was sent earlier (and whose index is still open), by key. */
+export function knownSegment(key: string): SegmentHandle | undefined {
+  return known.get(key);
+}
 /** This thread's kernels instance per arena it has searched. */
 const arenaKernels = new Map<string, { readonly indexId: number; readonly kernels: Promise<Kernels> }>();
 
@@ -36,6 +48,7 @@ const arenaKernels = new Map<string, { readonly indexId: number; readonly kernel
  * thread's own, the same way.
  */
 export function loadSegment(handle: SegmentHandle): Promise<LoadedSegment> {
+  rememberSegments([handle]);
   let p = loaded.get(handle.key);
   if (!p) {
     p = open(handle);
@@ -93,6 +106,7 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
 // A closed index leaves this worker: its per-segment state out of the arenas' scratch, then this
 // thread's instances over the arenas (the memories themselves go when no thread refers to them).
 onIndexReleased((indexId) => {
+  for (const [key, h] of known) if (h.indexId === indexId) known.delete(key);
   for (const [key, p] of loaded) {
     void p.then((s) => {
       if (s.handle.indexId !== indexId) return;

@@ -15,6 +15,7 @@ import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
 import { QueryProfiler } from '../../query/QueryProfiler.js';
 import type { RescoreThread } from '../../query/rescore/RescoreThread.js';
+import type { KnnThread } from '../../query/knn/KnnThread.js';
 import { monotonicMs } from '../../query/executor/clock.js';
 import {
   DEFAULT_OVERSAMPLE,
@@ -67,6 +68,8 @@ export interface OpenIndexOptions {
   readonly lookahead?: number;
   /** Where rescoring runs by default (see RescoreThread; default `adaptive`). */
   readonly rescoreThread?: RescoreThread;
+  /** Where the first phase runs by default (see KnnThread; default `adaptive`). */
+  readonly knnThread?: KnnThread;
 }
 
 let openCount = 0;
@@ -98,6 +101,7 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
       prefetchPolicy: options.prefetchPolicy,
       ioConcurrency: options.ioConcurrency,
       rescoreThread: options.rescoreThread,
+      knnThread: options.knnThread,
     });
     // Each worker makes its instances over the arenas and its per-segment state now, not in the
     // first query. Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
@@ -184,6 +188,7 @@ class SearchableIndex implements VectorIndex {
       signal: options.signal,
       profile: profiler ?? undefined,
       rescoreThread: options.rescoreThread,
+      knnThread: options.knnThread,
     });
     const hitsAt = profiler ? monotonicMs() : 0;
     const leaves = this.reader.leaves;

@@ -8,6 +8,7 @@ import type { QueryStats } from '../../query/QueryStats.js';
 import type { ReadPath } from '../../query/ReadPath.js';
 import type { QueryProfiler } from '../../query/QueryProfiler.js';
 import type { RescoreThread } from '../../query/rescore/RescoreThread.js';
+import type { KnnThread } from '../../query/knn/KnnThread.js';
 
 export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
 export type { QueryStats } from '../../query/QueryStats.js';
@@ -15,6 +16,7 @@ export type { QueryProfile } from '../../query/QueryProfile.js';
 export { QueryProfiler } from '../../query/QueryProfiler.js';
 export { monotonicMs } from '../../query/executor/clock.js';
 export { RESCORE_THREADS, type RescoreThread } from '../../query/rescore/RescoreThread.js';
+export { KNN_THREADS, type KnnThread } from '../../query/knn/KnnThread.js';
 
 export interface SearchOptions {
   /** Hits to return, in [1, 10000]. */
@@ -37,6 +39,8 @@ export interface SearchOptions {
   readonly profile?: boolean | QueryProfiler;
   /** Where rescoring runs (default: the index's, `adaptive`). Results are identical on every placement. */
   readonly rescoreThread?: RescoreThread;
+  /** Where the first phase runs (default: the index's, `adaptive`). Results are identical on every placement. */
+  readonly knnThread?: KnnThread;
 }
 
 export interface SearchHit {

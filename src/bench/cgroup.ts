@@ -48,6 +48,10 @@ export interface MemoryStat {
   readonly pgmajfault: number;
   readonly usage: number;
   readonly limit: number;
+  /** Times the group hit its limit (memory.failcnt), cumulative. */
+  readonly failcnt: number;
+  /** Processes of the group the kernel's OOM killer killed (memory.oom_control oom_kill), cumulative. */
+  readonly oomKills: number;
 }
 
 const live = new Set<MemoryCgroup>();
@@ -55,12 +59,17 @@ let hooksInstalled = false;
 
 export class MemoryCgroup {
   readonly path: string;
-  readonly limitBytes: number;
+  private limit: number;
   private removed = false;
 
   private constructor(path: string, limitBytes: number) {
     this.path = path;
-    this.limitBytes = limitBytes;
+    this.limit = limitBytes;
+  }
+
+  /** The limit last set (bytes). */
+  get limitBytes(): number {
+    return this.limit;
   }
 
   /**
@@ -104,6 +113,20 @@ export class MemoryCgroup {
     return spawn('/bin/sh', ['-c', script, join(this.path, 'cgroup.procs'), command, ...args], options);
   }
 
+  /**
+   * Changes the limit. Lowering it below the usage makes the kernel reclaim page cache first; when
+   * it cannot get below (anonymous memory, no swap), the write fails (EBUSY) and this throws.
+   */
+  setLimit(bytes: number): void {
+    this.check();
+    try {
+      writeFileSync(join(this.path, 'memory.limit_in_bytes'), String(bytes));
+    } catch (e) {
+      throw new Error(`${this.path}/memory.limit_in_bytes <- ${bytes}: ${(e as Error).message}`, { cause: e });
+    }
+    this.limit = bytes;
+  }
+
   /** Moves an existing process (e.g. process.pid) into the group. */
   addProcess(pid: number): void {
     this.check();
@@ -125,6 +148,8 @@ export class MemoryCgroup {
       pgmajfault: fields.get('pgmajfault') ?? 0,
       usage: num('memory.usage_in_bytes'),
       limit: num('memory.limit_in_bytes'),
+      failcnt: num('memory.failcnt'),
+      oomKills: Number(/^oom_kill (\d+)$/m.exec(readFileSync(join(this.path, 'memory.oom_control'), 'utf8'))?.[1] ?? 0),
     };
   }
 

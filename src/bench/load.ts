@@ -3,21 +3,30 @@
  * setup: fp32 files evicted, the server in a cgroup v1 memory limit far below the fp32 size),
  * 100 QPS Poisson for 60 s per read path, then `--find-max` (p99 SLO 50 ms) on a fresh cold server.
  *
- *   npm run bench:load -- [--rate 100] [--duration 60s] [--paths mmap,mmap+parallel] [--cache-mib 256] [--no-find-max]
+ *   npm run bench:load -- [--rate 100] [--duration 60s] [--paths mmap,mmap+parallel] [--cache-mib 256]
+ *     [--anon-mib 1536] [--no-find-max] [--n 1000000 --dim 1024]
+ *
+ * The cap is the server's anonymous memory once the index is open, plus 64 MiB for its heaps,
+ * plus `--cache-mib` of page cache (see coldServer.ts); `--anon-mib` is the most the server may
+ * hold after open. Before each run a few single-stream searches probe the server (then the fp32
+ * files are evicted again). A run that answers fewer than 90% of its requests prints why
+ * (loadDiagnosis.ts), and the benchmark exits 1 when a run answered nothing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { READ_PATHS, type ReadPath } from '../api/types.js';
 import { packageRoot } from '../executor/packageRoot.js';
-import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 import { runLoad } from '../../load/runLoad.js';
 import { findMax } from '../../load/findMax.js';
 import { parseDuration } from '../../load/duration.js';
-import { queriesFromFvecs } from '../../load/queries.js';
+import { queriesFromFvecs, type QuerySet } from '../../load/queries.js';
 import { readIvecs } from '../../load/vecfile.js';
-import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
+import { percentile } from '../../load/percentile.js';
+import { memoryCgroupSupport } from './cgroup.js';
+import { ColdServer } from './coldServer.js';
+import { diagnose } from './loadDiagnosis.js';
 import { benchDataset, ensureIndex, table } from './benchData.js';
 
 const { values } = parseArgs({
@@ -40,58 +49,92 @@ const paths = (values.paths ? values.paths.split(',') : [...READ_PATHS]) as Read
 const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
 const queries = queriesFromFvecs(join(ds.dir, 'query.fvecs'));
 const groundTruth = readIvecs(join(ds.dir, 'groundtruth.ivecs'));
-// The server's resident codes + graphs + heaps (measured by bench:rescore at ~1.3 GiB for 1M x 1024)
-// plus a small page cache: the fp32 vectors (3.8 GiB) cannot stay cached.
-const limit = (Number(values['anon-mib'] ?? 1536) + Number(values['cache-mib'] ?? 256)) * 2 ** 20;
+const MIB = 2 ** 20;
+const cacheBytes = Number(values['cache-mib'] ?? 256) * MIB;
+// 1M x 1024 holds ~0.3 GiB of codes and graphs in its arenas plus the heaps of node and 2 workers.
+const anonCeilingBytes = Number(values['anon-mib'] ?? 1536) * MIB;
 const support = memoryCgroupSupport();
+/** The client's timeout; the server is given the same deadline, so it drops a search nobody waits for (504). */
+const TIMEOUT_MS = 2000;
+const PROBE_QUERIES = 20;
 
-async function withColdServer<T>(readPath: ReadPath, fn: (url: string) => Promise<T>): Promise<T> {
-  for (const f of vecFiles) evictFromPageCache(f);
-  const group = support.ok ? MemoryCgroup.create(`prescore-bench-load-${process.pid}`, limit) : null;
-  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
-  const server: ChildProcess = group
-    ? group.spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
-    : spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      server.stdout!.on('data', (d) => {
-        out += d;
-        const m = /listening on (http:\/\/\S+)/.exec(out);
-        if (m) resolve(m[1]);
+/** Single-stream latency of `PROBE_QUERIES` searches, p50 ms (null when they fail: the run will say why). */
+async function probe(url: string, q: QuerySet): Promise<number | null> {
+  const ms: number[] = [];
+  for (let i = 0; i < PROBE_QUERIES; i++) {
+    const vector = Array.from(q.data.subarray((i % q.count) * q.dim, (i % q.count + 1) * q.dim));
+    const t0 = performance.now();
+    try {
+      const res = await fetch(`${url}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ vector, k: 10, oversample: 5 }),
+        signal: AbortSignal.timeout(10_000),
       });
-      server.on('exit', (code) => reject(new Error(`server exited with ${code} before listening`)));
-    });
-    return await fn(url);
+      await res.arrayBuffer();
+      if (res.status !== 200) return null;
+    } catch {
+      return null;
+    }
+    ms.push(performance.now() - t0);
+  }
+  return percentile(Float64Array.from(ms).sort(), 50);
+}
+
+let answeredNothing = false;
+
+/** One cold server for `fn`; prints the diagnosis when the run went wrong. */
+async function withColdServer<T extends { readonly report: Parameters<typeof diagnose>[0]['report'] | null }>(
+  label: string,
+  readPath: ReadPath,
+  fn: (url: string) => Promise<T>,
+): Promise<T & { readonly server: Record<string, unknown> }> {
+  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
+  const server = await ColdServer.start({ argv, coldFiles: vecFiles, cacheBytes, anonCeilingBytes, cgroup: support, name: `prescore-bench-load-${process.pid}` });
+  try {
+    const probeP50Ms = await probe(server.url, queries);
+    server.beginRun(vecFiles);
+    const loadBefore = loadavg()[0]!;
+    const out = await fn(server.url);
+    const memory = server.memory();
+    const exit = server.exit;
+    const loadAfter = loadavg()[0]!;
+    let diagnosis: string[] = [];
+    if (out.report) {
+      diagnosis = diagnose({ report: out.report, probeP50Ms, memory, exit, serverStderr: server.stderrTail(), loadBefore, loadAfter, cores: cpus().length });
+      if (diagnosis.length) process.stderr.write(`bench:load ${label}: what went wrong\n${diagnosis.map((l) => `  ${l}`).join('\n')}\n`);
+      if (out.report.counts_all.ok === 0) answeredNothing = true;
+    }
+    return { ...out, server: { probeP50Ms, memory, exit, loadBefore, loadAfter, diagnosis } };
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    group?.remove();
+    await server.stop();
   }
 }
 
 const rows: (string | number)[][] = [];
-const json: Record<string, unknown> = { rate, durationMs, limitBytes: support.ok ? limit : null, runs: {} };
+const json: Record<string, unknown> = { rate, durationMs, cacheBytes: support.ok ? cacheBytes : null, runs: {} };
 for (const readPath of paths) {
-  const report = await withColdServer(readPath, (url) =>
-    runLoad({ url, rate, durationMs, warmupMs: 5000, timeoutMs: 2000, queries, groundTruth, k: 10, oversample: 5, progress: process.stderr }),
-  );
+  const { report, server } = await withColdServer(readPath, readPath, async (url) => ({
+    report: await runLoad({ url, rate, durationMs, warmupMs: 5000, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, queries, groundTruth, k: 10, oversample: 5, progress: process.stderr }),
+  }));
   let maxRate: number | null = null;
   if (!values['no-find-max']) {
-    const fm = await withColdServer(readPath, (url) =>
-      findMax({ url, sloP99Ms: 50, stepDurationMs: 10_000, warmupMs: 2000, startRate: 50, queries, k: 10, oversample: 5, timeoutMs: 2000, progress: process.stderr }),
-    );
+    const { fm } = await withColdServer(`${readPath} find-max`, readPath, async (url) => ({
+      report: null,
+      fm: await findMax({ url, sloP99Ms: 50, stepDurationMs: 10_000, warmupMs: 2000, startRate: 50, queries, k: 10, oversample: 5, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, progress: process.stderr }),
+    }));
     maxRate = fm.max_sustainable_rate;
     (json.runs as Record<string, unknown>)[`${readPath}:findMax`] = { max_sustainable_rate: fm.max_sustainable_rate, limited_by: fm.limited_by };
   }
-  (json.runs as Record<string, unknown>)[readPath] = report;
+  (json.runs as Record<string, unknown>)[readPath] = { ...report, server };
   const l = report.latency_ms;
   rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-']);
 }
 process.stdout.write(
   [
-    `bench:load  ${ds.n.toLocaleString()} x ${ds.dim}, cold server (${support.ok ? `cgroup limit ${(limit / 2 ** 30).toFixed(2)} GiB` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
+    `bench:load  ${ds.n.toLocaleString()} x ${ds.dim}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
     table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)'], rows),
   ].join('\n') + '\n',
 );
 writeFileSync(`${ds.indexDir}.load.json`, JSON.stringify(json, null, 2));
+if (answeredNothing) process.exitCode = 1;

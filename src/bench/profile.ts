@@ -8,13 +8,14 @@
  *   npm run bench:profile -- [--n 200000] [--dim 768] [--queries 500] [--k 10] [--oversample 5]
  *     [--variants mmap+parallel#adaptive,mmap+parallel#executor,...] [--threads 2] [--no-profile]
  *
- * A variant is `readPath[@policy][#placement]` (placement: adaptive | executor | caller).
+ * A variant is `readPath[@policy][#rescorePlacement][~knnPlacement]` (each adaptive | executor |
+ * caller; absent: the default, adaptive).
  * `--no-profile` measures latency without profiles (the profile's own cost is a few clock reads
  * and one setImmediate per search).
  */
 import { parseArgs } from 'node:util';
 import { openIndex } from '../api/openIndex.js';
-import type { QueryProfile, ReadPath, RescoreThread } from '../api/types.js';
+import type { KnnThread, QueryProfile, ReadPath, RescoreThread } from '../api/types.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
 import { benchDataset, ensureIndex, loadQueries, recallAt, summarize, table } from './benchData.js';
 
@@ -35,7 +36,7 @@ ensureIndex(ds);
 const k = Number(values.k ?? 10);
 const oversample = Number(values.oversample ?? 5);
 const profile = values['no-profile'] !== true;
-const variants = (values.variants ?? 'mmap+parallel#adaptive,mmap+parallel#executor,mmap+prefetch#executor,mmap#executor,pread#executor').split(',');
+const variants = (values.variants ?? 'mmap+parallel,mmap+parallel#executor~executor,mmap+prefetch,mmap,pread').split(',');
 const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 500));
 const index = await openIndex(ds.indexDir, { threads: values.threads ? Number(values.threads) : undefined });
 
@@ -44,24 +45,31 @@ interface Variant {
   readonly readPath: ReadPath;
   readonly policy: PrefetchPolicyName | undefined;
   readonly placement: RescoreThread | undefined;
+  readonly knn: KnnThread | undefined;
 }
 const parsed: Variant[] = variants.map((label) => {
-  const [pathPolicy, placement] = label.split('#');
+  const [rest, knn] = label.split('~');
+  const [pathPolicy, placement] = rest!.split('#');
   const [readPath, policy] = pathPolicy!.split('@');
-  return { label, readPath: readPath as ReadPath, policy: policy as PrefetchPolicyName | undefined, placement: placement as RescoreThread | undefined };
+  return { label, readPath: readPath as ReadPath, policy: policy as PrefetchPolicyName | undefined, placement: placement as RescoreThread | undefined, knn: knn as KnnThread | undefined };
 });
 
 interface Sample {
   latency: number[];
   recall: number;
   caller: number;
+  knnCaller: number;
   parts: Map<string, number[]>;
+  /** Per query (same order as latency): its parts, to see what the slowest queries spent their time on. */
+  perQuery: Map<string, number>[];
 }
-const samples = new Map<string, Sample>(parsed.map((v) => [v.label, { latency: [], recall: 0, caller: 0, parts: new Map() }]));
+const samples = new Map<string, Sample>(parsed.map((v) => [v.label, { latency: [], recall: 0, caller: 0, knnCaller: 0, parts: new Map(), perQuery: [] }]));
 const add = (s: Sample, part: string, ms: number) => {
   let a = s.parts.get(part);
   if (!a) s.parts.set(part, (a = []));
   a.push(ms);
+  const q = s.perQuery[s.perQuery.length - 1]!;
+  q.set(part, (q.get(part) ?? 0) + ms);
 };
 
 /** Splits one profile into summed parts (per query: the slowest hop of a parallel phase is the one that counts). */
@@ -74,7 +82,7 @@ function breakdown(s: Sample, p: QueryProfile): void {
     add(s, 'knn hop queue', h.queueMs);
     add(s, 'knn hop run', h.runMs);
     add(s, 'knn hop return', h.returnMs);
-  }
+  } else add(s, 'knn on caller', p.phases.find((ph) => ph.name === 'knn.onCaller')?.durationMs ?? 0);
   add(s, 'quantize (sum)', p.segments.reduce((a, x) => a + x.quantizeMs, 0));
   if (rescore.length) {
     const h = slowest(rescore);
@@ -82,7 +90,7 @@ function breakdown(s: Sample, p: QueryProfile): void {
     add(s, 'rescore hop run', h.runMs);
     add(s, 'rescore hop return', h.returnMs);
   } else add(s, 'rescore on caller', p.rescore.reduce((a, x) => a + x.runMs, 0));
-  for (const ph of p.phases) if (!ph.name.startsWith('rescore.executor') && !ph.name.startsWith('rescore.onCaller')) add(s, ph.name, ph.durationMs);
+  for (const ph of p.phases) if (!/^(rescore|knn)\.(executor|onCaller)/.test(ph.name)) add(s, ph.name, ph.durationMs);
   add(s, 'gc pauses', p.gc.reduce((a, g) => a + g.durationMs, 0));
 }
 
@@ -91,13 +99,15 @@ for (let pass = 0; pass < 2; pass++) {
     for (let j = 0; j < parsed.length; j++) {
       const v = parsed[(i + j) % parsed.length]!;
       const t0 = performance.now();
-      const r = await index.search(vectors[i]!, { k, oversample, numCandidates: 100, readPath: v.readPath, prefetchPolicy: v.policy, rescoreThread: v.placement, profile });
+      const r = await index.search(vectors[i]!, { k, oversample, numCandidates: 100, readPath: v.readPath, prefetchPolicy: v.policy, rescoreThread: v.placement, knnThread: v.knn, profile });
       const ms = performance.now() - t0;
       if (pass === 0) continue;
       const s = samples.get(v.label)!;
       s.latency.push(ms);
       s.recall += recallAt(k, r.hits, truth[i]!) / vectors.length;
       if (r.stats.rescoredOn === 'caller') s.caller++;
+      if (r.stats.searchedOn === 'caller') s.knnCaller++;
+      s.perQuery.push(new Map([['latency', ms]]));
       if (r.stats.profile) breakdown(s, r.stats.profile);
     }
   }
@@ -107,12 +117,13 @@ await index.close();
 const rows = parsed.map((v) => {
   const s = samples.get(v.label)!;
   const l = summarize(s.latency);
-  return [v.label, l.p50, l.p90, l.p99, l.mean, s.recall.toFixed(4), `${((100 * s.caller) / s.latency.length).toFixed(0)}%`] as (string | number)[];
+  const share = (n: number) => `${((100 * n) / s.latency.length).toFixed(0)}%`;
+  return [v.label, l.p50, l.p90, l.p99, l.mean, s.recall.toFixed(4), share(s.knnCaller), share(s.caller)] as (string | number)[];
 });
 const fastest = Math.min(...rows.map((r) => r[1] as number));
 const lines = [
   `bench:profile  ${ds.n.toLocaleString()} x ${ds.dim}, k=${k}, oversample ${oversample}, num_candidates 100, warm, single stream, ${vectors.length} queries x ${parsed.length} variants interleaved${profile ? ', profiled' : ''}`,
-  table(['variant', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms', `recall@${k}`, 'rescored on caller'], rows),
+  table(['variant', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms', `recall@${k}`, 'searched on caller', 'rescored on caller'], rows),
   `p50 vs fastest: ${rows.map((r) => `${r[0]} +${(((r[1] as number) / fastest - 1) * 100).toFixed(1)}%`).join(', ')}`,
 ];
 if (profile) {
@@ -122,5 +133,12 @@ if (profile) {
     return a ? summarize(a).mean : NaN;
   })]);
   lines.push('', 'mean ms per query by part (hops: the slowest hop of the phase)', table(['part', ...parsed.map((v) => v.label)], partRows));
+  // The tail: the same parts over the slowest 1% of each variant's queries (where p99 comes from).
+  const slowest = parsed.map((v) => {
+    const q = samples.get(v.label)!.perQuery;
+    return [...q].sort((a, b) => b.get('latency')! - a.get('latency')!).slice(0, Math.max(1, Math.ceil(q.length / 100)));
+  });
+  const tailRows = ['latency', ...parts].map((part) => [part, ...slowest.map((qs) => qs.reduce((a, q) => a + (q.get(part) ?? 0), 0) / qs.length)]);
+  lines.push('', 'the slowest 1% of queries: mean ms by part', table(['part', ...parsed.map((v) => v.label)], tailRows));
 }
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -57,6 +57,10 @@ export class Executor implements TaskExecutor {
     return this.pool.queueSize;
   }
 
+  get pending(): number {
+    return this.pool.pending;
+  }
+
   /** Destroys the shared pool (tests, CLI exit). A later get() creates a new one. */
   static async shutdown(): Promise<void> {
     const e = Executor.shared;

@@ -8,7 +8,7 @@ import type { Task } from '../../query/executor/Task.js';
 import { KNN_SLICE, LOAD_SEGMENTS, knnSlice, loadSegments } from '../../query/knn/knnSlice.js';
 import { KNN_GRAPH, graphSlice } from '../../query/knn/graphSlice.js';
 import { RESCORE_RING } from '../../query/rescore/RescoreTask.js';
-import { rescoreRing } from '../../query/rescore/rescoreRing.js';
+import { rescoreRingTask } from '../../query/rescore/rescoreRing.js';
 import { buildSegment } from '../../segments/index/SegmentBuildTask.js';
 import { loadResident } from '../../segments/index/SegmentLoader.js';
 import { genChunk } from '../gen/genChunkTask.js';
@@ -26,7 +26,7 @@ export const handlers: ReadonlyMap<string, Handler> = new Map([
   register(PING, ping),
   register(GEN_CHUNK, genChunk),
   register(GEN_GROUND_TRUTH, groundTruthRange),
-  register(RESCORE_RING, rescoreRing),
+  register(RESCORE_RING, rescoreRingTask),
   register(KNN_SLICE, knnSlice),
   register(KNN_GRAPH, graphSlice),
   register(LOAD_SEGMENTS, loadSegments),

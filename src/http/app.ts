@@ -351,6 +351,7 @@ function statsJson(result: SearchResult) {
     max_prefetch_distance: s.maxPrefetchDistance,
     timings: { first_phase_ms: s.timings.firstPhaseMs, rescore_ms: s.timings.rescoreMs, total_ms: s.timings.totalMs },
     rescored_on: s.rescoredOn,
+    searched_on: s.searchedOn,
     ...(s.profile ? { profile: profileJson(s.profile) } : {}),
   };
 }

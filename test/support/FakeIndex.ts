@@ -134,6 +134,7 @@ export class FakeIndex implements VectorIndex {
         syscalls: 2,
         readsBeforePrefetch: 0,
         rescoredOn: 'executor',
+        searchedOn: 'executor',
         deferred: true,
         maxPrefetchDistance: Math.min(candidates, 16),
         firstPhaseExact: false,

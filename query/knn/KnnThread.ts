@@ -1,0 +1,68 @@
+/**
+ * Where a search's first phase (the 1-bit search of every segment) runs.
+ * - `adaptive` (default): on the calling thread or on the executor, whichever has been faster for
+ *   this searcher (FirstPhasePlacement), but only while the executor has nothing else to run. The
+ *   first phase reads only the codes and graphs held in RAM, so the caller never waits on the
+ *   disk; what the executor adds is parallelism across slices at the price of a round trip per
+ *   slice (queue wait + clone + wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when
+ *   other processes compete for the cores). Measured side by side (200k x 768, 2 segments,
+ *   2 workers, load average 8.5): first phase p50 1.18 ms on the caller vs 7.97 ms on the
+ *   executor. With other searches in flight the executor is used, so concurrent searches still
+ *   spread over the workers and the event loop stays free.
+ * - `executor`: always one task per slice on the executor.
+ * - `caller`: always on the calling thread (comparison and tests).
+ * Every placement runs the same per-segment search code, so results are identical.
+ */
+export const KNN_THREADS = ['adaptive', 'executor', 'caller'] as const;
+export type KnnThread = (typeof KNN_THREADS)[number];
+
+/** Every this many adaptive choices, the placement that is not the faster one is measured again. */
+const EXPLORE_EVERY = 32;
+/** Weight of the newest measurement in each placement's moving average. */
+const ALPHA = 0.1;
+
+export interface PlacementChoice {
+  readonly onCaller: boolean;
+  /** Whether the search's first-phase time feeds the placement's averages. */
+  readonly measure: boolean;
+}
+
+/**
+ * The adaptive choice, per searcher: an exponentially weighted mean of the first phase's wall time
+ * on each placement, measured only on searches that had the machine to themselves (no executor
+ * task pending, no other first phase on the caller), since queueing behind other searches would
+ * be charged to the placement otherwise. A first phase on the caller counts as busy too: the
+ * searches of a burst all start before the first one finishes, and only one of them may take the
+ * calling thread.
+ */
+export class FirstPhasePlacement {
+  private callerMs = Number.NaN;
+  private executorMs = Number.NaN;
+  private choices = 0;
+  private onCallerNow = 0;
+
+  /** Where the next search's first phase runs; pair with done(). */
+  choose(thread: KnnThread, executorIdle: boolean): PlacementChoice {
+    const choice = this.pick(thread, executorIdle && this.onCallerNow === 0);
+    if (choice.onCaller) this.onCallerNow++;
+    return choice;
+  }
+
+  /** The first phase chosen by `choice` finished after `ms` (or failed: then `ms` is NaN and nothing is recorded). */
+  done(choice: PlacementChoice, ms: number): void {
+    if (choice.onCaller) this.onCallerNow--;
+    if (!choice.measure || Number.isNaN(ms)) return;
+    if (choice.onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + ALPHA * (ms - this.callerMs);
+    else this.executorMs = Number.isNaN(this.executorMs) ? ms : this.executorMs + ALPHA * (ms - this.executorMs);
+  }
+
+  private pick(thread: KnnThread, idle: boolean): PlacementChoice {
+    if (thread !== 'adaptive') return { onCaller: thread === 'caller', measure: false };
+    if (!idle) return { onCaller: false, measure: false };
+    this.choices++;
+    if (Number.isNaN(this.callerMs)) return { onCaller: true, measure: true };
+    if (Number.isNaN(this.executorMs)) return { onCaller: false, measure: true };
+    const callerFaster = this.callerMs <= this.executorMs;
+    return { onCaller: this.choices % EXPLORE_EVERY === 0 ? !callerFaster : callerFaster, measure: true };
+  }
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Executor } from '../src/executor/Executor.js';
+import { openIndex } from '../src/api/openIndex.js';
+import { KNN_THREADS, type VectorIndex } from '../src/api/types.js';
+import { FirstPhasePlacement } from '../query/knn/KnnThread.js';
+import { buildTestIndex, type TestIndex } from './support/testIndex.js';
+
+let t: TestIndex;
+let index: VectorIndex;
+const DIMS = 32;
+
+beforeAll(async () => {
+  // Three segments, two with graphs: slices of one and two segments on 2 workers.
+  t = await buildTestIndex({ n: 1500, dims: DIMS, segmentDocs: 500, flatThreshold: 400 });
+  index = await openIndex(t.dir, { threads: 2 });
+});
+
+afterAll(async () => {
+  await index?.close();
+  t?.cleanup();
+  await Executor.shutdown();
+});
+
+const query = (i: number) => t.queries.subarray(i * DIMS, (i + 1) * DIMS);
+
+describe('first-phase placement (KnnThread)', () => {
+  it('gives identical hits and scores on the calling thread, on the executor and adaptively', async () => {
+    for (let qi = 0; qi < 6; qi++) {
+      const results = [];
+      for (const knnThread of KNN_THREADS) {
+        const r = await index.search(query(qi), { k: 10, oversample: 4, knnThread });
+        if (knnThread !== 'adaptive') expect(r.stats.searchedOn).toBe(knnThread);
+        results.push(r);
+      }
+      for (const r of results) {
+        expect(r.hits).toEqual(results[0]!.hits);
+        expect(r.stats.visited).toBe(results[0]!.stats.visited);
+      }
+    }
+  });
+
+  it('adaptive uses the executor whenever other searches are in flight, so concurrent searches spread over the workers', async () => {
+    const concurrent = await Promise.all(Array.from({ length: 8 }, (_, i) => index.search(query(i), { k: 10 })));
+    // The first search found the executor idle; every later one started while others were in flight.
+    expect(concurrent.slice(1).map((r) => r.stats.searchedOn)).toEqual(Array(7).fill('executor'));
+  });
+});
+
+describe('FirstPhasePlacement', () => {
+  const run = (p: FirstPhasePlacement, ms: (onCaller: boolean) => number) => {
+    const c = p.choose('adaptive', true);
+    p.done(c, ms(c.onCaller));
+    return c.onCaller;
+  };
+
+  it('measures both placements, then takes the faster and re-measures the other every 32nd choice', () => {
+    const p = new FirstPhasePlacement();
+    const callerFast = (onCaller: boolean) => (onCaller ? 0.5 : 2.0);
+    expect(run(p, callerFast)).toBe(true);
+    expect(run(p, callerFast)).toBe(false);
+    const picks = Array.from({ length: 62 }, () => run(p, callerFast)); // choices 3..64
+    expect(picks.filter((c) => !c)).toHaveLength(2); // 32 and 64 explore the executor
+    expect(picks[32 - 3]).toBe(false);
+    // The executor gets faster: once its average falls below the caller's it takes over.
+    const executorFast = (onCaller: boolean) => (onCaller ? 0.5 : 0.1);
+    const later = Array.from({ length: 600 }, () => run(p, executorFast));
+    expect(later.slice(-20)).toEqual(Array(20).fill(false));
+  });
+
+  it('lets one search at a time onto the calling thread, and none while the executor is busy; such searches are not measured', () => {
+    const p = new FirstPhasePlacement();
+    const first = p.choose('adaptive', true);
+    expect(first).toEqual({ onCaller: true, measure: true });
+    // A second search starting before the first one finished: the caller is taken.
+    expect(p.choose('adaptive', true)).toEqual({ onCaller: false, measure: false });
+    p.done(first, 0.3);
+    expect(p.choose('adaptive', false)).toEqual({ onCaller: false, measure: false });
+    expect(p.choose('executor', true)).toEqual({ onCaller: false, measure: false });
+    expect(p.choose('caller', false)).toEqual({ onCaller: true, measure: false });
+  });
+});
