@@ -103,7 +103,9 @@ export class KnnFloatVectorQuery extends Query {
     const global = this.options.multiLeaf === true && searcher.reader.leaves.length > 1 ? GlobalSimilarityQueue.create(ef) : null;
     const js = this.options.graphSearch === 'js';
     const args = { target: this.target, k: this.k, ef, global, js, profile, strategy: this.options.segmentSearch };
-    const placement = searcher.knnPlacement.choose(ctx.knnThread ?? 'executor', searcher.executor.pending === 0);
+    const thread = ctx.knnThread ?? 'executor';
+    const idle = searcher.executor.pending === 0 && (thread !== 'adaptive' || heldInArenas(searcher.slices));
+    const placement = searcher.knnPlacement.choose(thread, idle);
     const phaseAt = monotonicMs();
     let sliceResults: KnnSliceResult[];
     let tookMs = Number.NaN;
@@ -212,4 +214,14 @@ export class KnnFloatVectorQuery extends Query {
   toString(): string {
     return `KnnFloatVectorQuery(field=${this.field}, k=${this.k}${this.options.numCandidates ? `, numCandidates=${this.options.numCandidates}` : ''})`;
   }
+}
+
+/**
+ * Whether every segment's codes and graph are held in the process's arenas (openIndex). A bare
+ * reader's segments are loaded by each thread that searches them, so adaptive placement keeps
+ * them off the calling thread rather than load a copy there too.
+ */
+function heldInArenas(slices: Searcher['slices']): boolean {
+  for (const slice of slices) for (const h of slice.handles) if (h.resident === null && h.quantized !== null && h.quantized.count > 0) return false;
+  return true;
 }
