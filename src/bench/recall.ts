@@ -339,7 +339,7 @@ for (const name of wanted) {
 
 const header = ['set', 'codes', 'first phase', ...OVERSAMPLES.map((os) => `os${os}`), 'fp ms@os5', 'rescore ms@os5', 'visits/q@os5', 'B/vec'];
 const out = [
-  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, k x oversample)), recall@10 after exact rescoring of k x oversample; ` +
+  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, 4 x k x oversample), the service's default), recall@10 after exact rescoring of k x oversample; ` +
     `${started.toISOString()}, load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
   '',
   table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? NaN, Math.round(r.visited[5] ?? NaN), r.bytesPerVector])),
