@@ -30,7 +30,11 @@ const known = new Map<string, SegmentHandle>();
 
 /** Keeps handles sent to this thread (with their arena's memory), so later tasks can send keys only. */
 export function rememberSegments(handles: readonly SegmentHandle[]): void {
-  for (const h of handles) if (!known.has(h.key)) known.set(h.key, h);
+  for (const h of handles) rememberSegment(h);
+}
+
+function rememberSegment(handle: SegmentHandle): void {
+  if (!known.has(handle.key)) known.set(handle.key, handle);
 }
 
 /** A handle this thread was sent earlier (and whose index is still open), by key. */
@@ -48,7 +52,7 @@ const arenaKernels = new Map<string, { readonly indexId: number; readonly kernel
  * thread's own, the same way.
  */
 export function loadSegment(handle: SegmentHandle): Promise<LoadedSegment> {
-  rememberSegments([handle]);
+  rememberSegment(handle); // no array per call: this runs for every segment of every task
   let p = loaded.get(handle.key);
   if (!p) {
     p = open(handle);

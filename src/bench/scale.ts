@@ -311,7 +311,8 @@ async function startServer(ds: BenchDataset, workers: number, limit: number): Pr
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      // A whole line: a chunk may end inside the URL (as ColdServer matches it).
+      const m = /listening on (http:\/\/\S+)\n/.exec(out);
       if (m) resolve(m[1]);
     });
     void exited.then(() => resolve(null));
