@@ -61,21 +61,33 @@ describe('FirstPhasePlacement', () => {
     const picks = Array.from({ length: 62 }, () => run(p, callerFast)); // choices 3..64
     expect(picks.filter((c) => !c)).toHaveLength(2); // 32 and 64 explore the executor
     expect(picks[32 - 3]).toBe(false);
-    // The executor gets faster: once its average falls below the caller's it takes over.
+    // The executor gets faster: within three explores (96 choices) it takes over, and keeps it.
     const executorFast = (onCaller: boolean) => (onCaller ? 0.5 : 0.1);
-    const later = Array.from({ length: 600 }, () => run(p, executorFast));
-    expect(later.slice(-20)).toEqual(Array(20).fill(false));
+    const later = Array.from({ length: 200 }, () => run(p, executorFast));
+    const takeover = later.findIndex((c, i) => later.slice(i, i + 31).every((x) => !x));
+    expect(takeover).toBeGreaterThanOrEqual(0);
+    expect(takeover).toBeLessThan(3 * 32);
+  });
+
+  it('after one lucky explored sample wins wrongly, the preferred-rate average takes the placement back within a few searches', () => {
+    const p = new FirstPhasePlacement();
+    const callerSlightlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.8);
+    for (let i = 0; i < 63; i++) run(p, callerSlightlyFaster); // choice 64 is the next explore
+    expect(run(p, (onCaller) => (onCaller ? 0.5 : 0.01))).toBe(false); // lucky: the executor's average 0.8 -> 0.405
+    const after = Array.from({ length: 20 }, () => run(p, callerSlightlyFaster));
+    expect(after[0]).toBe(false); // the lucky sample won ...
+    expect(after.slice(5)).toEqual(Array(15).fill(true)); // ... for at most five searches
   });
 
   it('lets one search at a time onto the calling thread, and none while the executor is busy; such searches are not measured', () => {
     const p = new FirstPhasePlacement();
     const first = p.choose('adaptive', true);
-    expect(first).toEqual({ onCaller: true, measure: true });
+    expect(first).toEqual({ onCaller: true, sample: 'preferred' });
     // A second search starting before the first one finished: the caller is taken.
-    expect(p.choose('adaptive', true)).toEqual({ onCaller: false, measure: false });
+    expect(p.choose('adaptive', true)).toEqual({ onCaller: false, sample: 'none' });
     p.done(first, 0.3);
-    expect(p.choose('adaptive', false)).toEqual({ onCaller: false, measure: false });
-    expect(p.choose('executor', true)).toEqual({ onCaller: false, measure: false });
-    expect(p.choose('caller', false)).toEqual({ onCaller: true, measure: false });
+    expect(p.choose('adaptive', false)).toEqual({ onCaller: false, sample: 'none' });
+    expect(p.choose('executor', true)).toEqual({ onCaller: false, sample: 'none' });
+    expect(p.choose('caller', false)).toEqual({ onCaller: true, sample: 'none' });
   });
 });

@@ -18,13 +18,23 @@ export type KnnThread = (typeof KNN_THREADS)[number];
 
 /** Every this many adaptive choices, the placement that is not the faster one is measured again. */
 const EXPLORE_EVERY = 32;
-/** Weight of the newest measurement in each placement's moving average. */
+/** Weight of the newest measurement in the preferred placement's moving average (measured on every search). */
 const ALPHA = 0.1;
+/**
+ * Weight of an explored measurement, the other placement's (one search in EXPLORE_EVERY). At 0.1
+ * a placement that had become 4x faster took ~500 searches to take over (the average moves a
+ * tenth of the way per explore, every 32nd search); at 0.5 it takes two or three explores, and a
+ * single lucky sample that wins wrongly costs only the ~10 searches its average then needs to rise.
+ */
+const ALPHA_EXPLORED = 0.5;
 
 export interface PlacementChoice {
   readonly onCaller: boolean;
-  /** Whether the search's first-phase time feeds the placement's averages. */
-  readonly measure: boolean;
+  /**
+   * How the search's first-phase time feeds the placement's average: not at all (a forced
+   * placement, or the machine was busy), as the preferred placement, or as an explored one.
+   */
+  readonly sample: 'none' | 'preferred' | 'explored';
 }
 
 /**
@@ -51,18 +61,19 @@ export class FirstPhasePlacement {
   /** The first phase chosen by `choice` finished after `ms` (or failed: then `ms` is NaN and nothing is recorded). */
   done(choice: PlacementChoice, ms: number): void {
     if (choice.onCaller) this.onCallerNow--;
-    if (!choice.measure || Number.isNaN(ms)) return;
-    if (choice.onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + ALPHA * (ms - this.callerMs);
-    else this.executorMs = Number.isNaN(this.executorMs) ? ms : this.executorMs + ALPHA * (ms - this.executorMs);
+    if (choice.sample === 'none' || Number.isNaN(ms)) return;
+    const alpha = choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA;
+    if (choice.onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + alpha * (ms - this.callerMs);
+    else this.executorMs = Number.isNaN(this.executorMs) ? ms : this.executorMs + alpha * (ms - this.executorMs);
   }
 
   private pick(thread: KnnThread, idle: boolean): PlacementChoice {
-    if (thread !== 'adaptive') return { onCaller: thread === 'caller', measure: false };
-    if (!idle) return { onCaller: false, measure: false };
+    if (thread !== 'adaptive') return { onCaller: thread === 'caller', sample: 'none' };
+    if (!idle) return { onCaller: false, sample: 'none' };
     this.choices++;
-    if (Number.isNaN(this.callerMs)) return { onCaller: true, measure: true };
-    if (Number.isNaN(this.executorMs)) return { onCaller: false, measure: true };
+    if (Number.isNaN(this.callerMs)) return { onCaller: true, sample: 'preferred' };
+    if (Number.isNaN(this.executorMs)) return { onCaller: false, sample: 'preferred' };
     const callerFaster = this.callerMs <= this.executorMs;
-    return { onCaller: this.choices % EXPLORE_EVERY === 0 ? !callerFaster : callerFaster, measure: true };
+    return this.choices % EXPLORE_EVERY === 0 ? { onCaller: !callerFaster, sample: 'explored' } : { onCaller: callerFaster, sample: 'preferred' };
   }
 }
