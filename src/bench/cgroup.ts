@@ -47,6 +47,8 @@ export interface MemoryStat {
   /** Major faults (a page had to come from disk), cumulative. */
   readonly pgmajfault: number;
   readonly usage: number;
+  /** The highest usage since the group was created or since resetMaxUsage() (memory.max_usage_in_bytes). */
+  readonly maxUsage: number;
   readonly limit: number;
   /** Times the group hit its limit (memory.failcnt), cumulative. */
   readonly failcnt: number;
@@ -147,10 +149,17 @@ export class MemoryCgroup {
       rss: fields.get('rss') ?? 0,
       pgmajfault: fields.get('pgmajfault') ?? 0,
       usage: num('memory.usage_in_bytes'),
+      maxUsage: num('memory.max_usage_in_bytes'),
       limit: num('memory.limit_in_bytes'),
       failcnt: num('memory.failcnt'),
       oomKills: Number(/^oom_kill (\d+)$/m.exec(readFileSync(join(this.path, 'memory.oom_control'), 'utf8'))?.[1] ?? 0),
     };
+  }
+
+  /** Starts memory.max_usage_in_bytes again from the current usage. */
+  resetMaxUsage(): void {
+    this.check();
+    writeFileSync(join(this.path, 'memory.max_usage_in_bytes'), '0');
   }
 
   /**

@@ -1,14 +1,15 @@
 /**
- * `prescore serve` as the load benchmarks run it: a child process on a cold index, inside a cgroup
- * v1 memory limit sized to what the server really holds plus a fixed page cache, watched while it
- * runs (memory, major faults, OOM kills, its exit), so a run that goes wrong can say why.
+ * `prescore serve` as the benchmarks run it: a child process on a cold index, inside a cgroup v1
+ * memory limit, watched while it runs (memory, major faults, OOM kills, its exit), so a run that
+ * goes wrong can say why.
  *
- * The limit is sized after the open, not guessed before it: the server starts under a ceiling
- * (`anonCeilingBytes + cacheBytes`), and once it listens (index open, workers warm) the limit
- * becomes its anonymous memory + HEAP_SLACK + `cacheBytes`. A fixed guess went stale as the
- * resident first phase changed (per-worker copies, then shared arenas) and either let the fp32
- * vectors stay cached or starved the process of pages for its own code; an index whose resident
- * memory exceeds the ceiling is an explicit error.
+ * bench:load sizes the limit after the open (`after-open`), not guessed before it: the server
+ * starts under a ceiling (`anonCeilingBytes + cacheBytes`), and once it listens (index open,
+ * workers warm) the limit becomes its anonymous memory + HEAP_SLACK + `cacheBytes`. A fixed guess
+ * went stale as the resident first phase changed (per-worker copies, then shared arenas) and
+ * either let the fp32 vectors stay cached or starved the process of pages for its own code; an
+ * index whose resident memory exceeds the ceiling is an explicit error. bench:scale's cap is the
+ * claim under test (codes + graphs + headroom), so it is `fixed` from the start, the open included.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
@@ -18,18 +19,38 @@ import { MemoryCgroup, type CgroupSupport, type MemoryStat } from './cgroup.js';
 const HEAP_SLACK = 64 * 2 ** 20;
 const MIB = 2 ** 20;
 
+/** How the server's cgroup memory limit is set. */
+export type ServerLimit =
+  /**
+   * Sized once the server listens: its anonymous memory then + HEAP_SLACK + `cacheBytes` of page
+   * cache. More than `anonCeilingBytes` at that point fails the start.
+   */
+  | { readonly kind: 'after-open'; readonly cacheBytes: number; readonly anonCeilingBytes: number }
+  /** `bytes` for the server's whole life, its open included. */
+  | { readonly kind: 'fixed'; readonly bytes: number };
+
 export interface ColdServerOptions {
   /** `node bin/prescore.js serve ...` arguments after the script (index, port 0, read path, limits). */
   readonly argv: readonly string[];
+  /** Extra environment for the server (e.g. PRESCORE_THREADS). */
+  readonly env?: Readonly<Record<string, string>>;
   /** The fp32 files evicted before the run (and again after the probe). */
   readonly coldFiles: readonly string[];
-  /** Page cache the server gets beyond its anonymous memory (bytes). */
-  readonly cacheBytes: number;
-  /** The most anonymous memory the server may hold after open (bytes); more fails the start. */
-  readonly anonCeilingBytes: number;
+  readonly limit: ServerLimit;
   readonly cgroup: CgroupSupport;
   /** Unique cgroup name. */
   readonly name: string;
+}
+
+/** The server exited before it listened; `outOfMemory` when the cgroup's OOM killer or the server's own memory check stopped it. */
+export class ServerStartError extends Error {
+  constructor(
+    message: string,
+    readonly outOfMemory: boolean,
+  ) {
+    super(message);
+    this.name = 'ServerStartError';
+  }
 }
 
 /** What the server's cgroup saw, from the open to now. */
@@ -50,18 +71,21 @@ export interface ServerExit {
   readonly signal: NodeJS.Signals | null;
 }
 
+/** The server's refusal to open an index that cannot fit (MemoryBudget). */
+const REFUSED_FOR_MEMORY = /needs \d+ bytes .* of memory/;
+
 export class ColdServer {
   private exitInfo: ServerExit | null = null;
   private readonly exited: Promise<ServerExit>;
   private base: MemoryStat | null = null;
   private anonAtOpen = 0;
-  private peakUsage = 0;
-  private sampler: NodeJS.Timeout | null = null;
 
   private constructor(
     private readonly child: ChildProcess,
     private readonly group: MemoryCgroup | null,
     readonly url: string,
+    /** Seconds from the spawn to the listening line (the index open). */
+    readonly openSeconds: number,
     private readonly tail: readonly string[],
   ) {
     this.exited = new Promise((resolve) => {
@@ -73,14 +97,17 @@ export class ColdServer {
 
   /**
    * Evicts the fp32 files, starts the server in its cgroup and waits until it prints
-   * `listening on URL` (it does so only once the index is open and warm), then sizes the limit.
-   * Throws with the server's own words when it exits first or holds more than the ceiling.
+   * `listening on URL` (it does so only once the index is open and warm), then sizes an
+   * `after-open` limit. Throws a ServerStartError with the server's own words when it exits first,
+   * or an Error when it holds more than the ceiling.
    */
   static async start(o: ColdServerOptions): Promise<ColdServer> {
     for (const f of o.coldFiles) evictFromPageCache(f);
-    const group = o.cgroup.ok ? MemoryCgroup.create(o.name, o.anonCeilingBytes + o.cacheBytes) : null;
-    const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
-    const child = group ? group.spawn(process.execPath, o.argv, { stdio }) : spawn(process.execPath, o.argv, { stdio });
+    const initialLimit = o.limit.kind === 'fixed' ? o.limit.bytes : o.limit.anonCeilingBytes + o.limit.cacheBytes;
+    const group = o.cgroup.ok ? MemoryCgroup.create(o.name, initialLimit) : null;
+    const options = { stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...o.env } };
+    const started = performance.now();
+    const child = group ? group.spawn(process.execPath, o.argv, options) : spawn(process.execPath, o.argv, options);
     const tail: string[] = [];
     child.stderr!.on('data', (d: Buffer) => {
       process.stderr.write(d);
@@ -97,18 +124,20 @@ export class ColdServer {
           const m = /listening on (http:\/\/\S+)\n/.exec(out);
           if (m) resolve(m[1]!);
         });
-        child.once('exit', (code, signal) =>
-          reject(new Error(`the server exited (${signal ?? `code ${code}`}) before listening${tail.length ? `:\n  ${tail.slice(-5).join('\n  ')}` : ''}`)),
-        );
+        child.once('exit', (code, signal) => {
+          const oomKilled = group !== null && group.stat().oomKills > 0;
+          const words = tail.length ? `:\n  ${tail.slice(-5).join('\n  ')}` : '';
+          reject(new ServerStartError(`the server exited (${signal ?? `code ${code}`}) before listening${words}`, oomKilled || signal === 'SIGKILL' || tail.some((l) => REFUSED_FOR_MEMORY.test(l))));
+        });
       });
     } catch (e) {
       group?.remove();
       throw e;
     }
     child.stdout!.resume();
-    const server = new ColdServer(child, group, url, tail);
+    const server = new ColdServer(child, group, url, (performance.now() - started) / 1000, tail);
     try {
-      if (group) server.sizeLimit(group, o);
+      if (group && o.limit.kind === 'after-open') server.sizeLimit(group, o.limit);
     } catch (e) {
       await server.stop();
       throw e;
@@ -116,7 +145,7 @@ export class ColdServer {
     return server;
   }
 
-  private sizeLimit(group: MemoryCgroup, o: ColdServerOptions): void {
+  private sizeLimit(group: MemoryCgroup, o: Extract<ServerLimit, { kind: 'after-open' }>): void {
     const st = group.stat();
     this.anonAtOpen = st.rss;
     if (st.rss > o.anonCeilingBytes) {
@@ -132,17 +161,8 @@ export class ColdServer {
   beginRun(coldFiles: readonly string[]): void {
     for (const f of coldFiles) evictFromPageCache(f);
     if (!this.group) return;
+    this.group.resetMaxUsage();
     this.base = this.group.stat();
-    this.peakUsage = this.base.usage;
-    this.sampler = setInterval(() => {
-      if (this.exitInfo) return;
-      try {
-        this.peakUsage = Math.max(this.peakUsage, this.group!.stat().usage);
-      } catch {
-        // The group is being removed: nothing more to see.
-      }
-    }, 250);
-    this.sampler.unref();
   }
 
   /** The cgroup's view since beginRun; null without a cgroup. */
@@ -152,7 +172,7 @@ export class ColdServer {
     return {
       anonAtOpen: this.anonAtOpen,
       limit: now.limit,
-      peakUsage: Math.max(this.peakUsage, now.usage),
+      peakUsage: now.maxUsage,
       majorFaults: now.pgmajfault - this.base.pgmajfault,
       limitHits: now.failcnt - this.base.failcnt,
       oomKills: now.oomKills - this.base.oomKills,
@@ -169,14 +189,19 @@ export class ColdServer {
     return this.tail;
   }
 
-  /** SIGTERM (the server drains), SIGKILL after 30 s; removes the cgroup. */
-  async stop(): Promise<ServerExit> {
-    if (this.sampler) clearInterval(this.sampler);
+  /** The server's process id. */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** SIGTERM (the server drains), SIGKILL after 30 s; removes the cgroup. `oomKilled`: the group's OOM killer killed it. */
+  async stop(): Promise<ServerExit & { readonly oomKilled: boolean }> {
     if (!this.exitInfo) this.child.kill('SIGTERM');
     const kill = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
     const exit = await this.exited;
     clearTimeout(kill);
+    const oomKilled = this.group !== null && this.group.stat().oomKills > 0;
     this.group?.remove();
-    return exit;
+    return { ...exit, oomKilled };
   }
 }

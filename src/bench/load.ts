@@ -90,7 +90,7 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
   fn: (url: string) => Promise<T>,
 ): Promise<T & { readonly server: Record<string, unknown> }> {
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
-  const server = await ColdServer.start({ argv, coldFiles: vecFiles, cacheBytes, anonCeilingBytes, cgroup: support, name: `prescore-bench-load-${process.pid}` });
+  const server = await ColdServer.start({ argv, coldFiles: vecFiles, limit: { kind: 'after-open', cacheBytes, anonCeilingBytes }, cgroup: support, name: `prescore-bench-load-${process.pid}` });
   try {
     const probeP50Ms = await probe(server.url, queries);
     server.beginRun(vecFiles);

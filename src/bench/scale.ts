@@ -6,7 +6,8 @@
  *
  *   build time and peak RSS; open time; resident memory after open with 1, 2 and 4 workers;
  *   recall@10 at oversample 3 and 5; cold single-stream latency at k=10 and k=100 (and the
- *   first phase's share); 100 QPS Poisson p50/p99 and shed; then, in this process, the first
+ *   first phase's share); 100 QPS Poisson p50/p99 and shed (after a 20-search probe, with the
+ *   fp32 evicted again, as bench:load does); then, in this process, the first
  *   phase of every size side by side, query by query (the 5M / 1M ratio target).
  *
  *   npm run bench:scale -- [--sizes 1000000,5000000] [--dim 1024] [--queries 1000]
@@ -19,8 +20,7 @@
  * inside the cap (killed by the cgroup's OOM killer), the run says so, and the measurements are
  * taken with the cap raised to the resident memory seen + headroom, labelled as such.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,13 +28,13 @@ import { openIndex, describeReader } from '../api/openIndex.js';
 import { Executor } from '../executor/Executor.js';
 import { packageRoot } from '../executor/packageRoot.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
-import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 import { runLoad } from '../../load/runLoad.js';
 import { parseDuration } from '../../load/duration.js';
 import { queriesFromFvecs } from '../../load/queries.js';
 import { readIvecs } from '../../load/vecfile.js';
 import type { LoadReport } from '../../load/report.js';
-import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
+import { memoryCgroupSupport } from './cgroup.js';
+import { ColdServer, ServerStartError } from './coldServer.js';
 import { benchDataset, benchIndexVariant, ensureDataset, ensureIndex, fmt, loadQueries, recallAt, summarize, table, type BenchDataset, type BuildFacts } from './benchData.js';
 import { segmentSweep } from './scaleSweep.js';
 
@@ -201,22 +201,21 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
   const description = describeReader(reader, ds.name, 'mmap+parallel', { threads });
   reader.close();
   const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
-  const evict = () => vecFiles.forEach((f) => evictFromPageCache(f));
   const tag = `${(ds.n / 1e6).toLocaleString()}M`;
 
   const resident: Resident[] = [];
   for (const workers of workerCounts) {
     process.stderr.write(`scale ${tag}: resident memory with ${workers} workers\n`);
-    evict();
-    const server = await startServer(ds, workers, probeLimit);
-    if (server.oom) {
+    const started = await startServer(ds, workers, probeLimit);
+    if (started.oom) {
       resident.push({ workers, openSeconds: NaN, rssBytes: NaN, anonBytes: NaN, oom: true, reported: null });
       continue;
     }
+    const { server } = started;
     const status = procStatus(server.pid);
     const reported = await (await fetch(`${server.url}/v1/indexes`)).json();
     resident.push({ workers, openSeconds: server.openSeconds, rssBytes: status.rss, anonBytes: status.anon, oom: false, reported });
-    await server.stop();
+    await stopServer(ds, server, probeLimit);
   }
 
   // The cap: what the index needs in memory (codes + graphs) plus headroom for node, the workers
@@ -224,8 +223,7 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
   let capBytes = description.memory.codes + description.memory.graphs + headroom;
   let held = true;
   let note = '';
-  const start = async (): Promise<Server> => {
-    evict();
+  const start = async (): Promise<ColdServer> => {
     let s = await startServer(ds, threads, capBytes);
     if (s.oom && held) {
       const seen = resident.find((x) => x.workers === threads && !x.oom);
@@ -236,7 +234,8 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
       s = await startServer(ds, threads, capBytes);
     }
     if (s.oom) throw new Error(`scale ${tag}: the server cannot open even in ${gib(capBytes)}`);
-    return s;
+    s.server.beginRun([]);
+    return s.server;
   };
 
   process.stderr.write(`scale ${tag}: cold single stream, k=10\n`);
@@ -244,18 +243,23 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
   const openSeconds = server.openSeconds;
   const { vectors, truth } = await loadQueries(ds);
   const k10 = await singleStream(server.url, vectors, truth, 10, 5);
-  const peakUsageBytes = server.group ? Number(readFileSync(join(server.group.path, 'memory.max_usage_in_bytes'), 'utf8')) : NaN;
-  const failcnt = server.group ? Number(readFileSync(join(server.group.path, 'memory.failcnt'), 'utf8')) : NaN;
+  const memory = server.memory();
+  const peakUsageBytes = memory?.peakUsage ?? NaN;
+  const failcnt = memory?.limitHits ?? NaN;
   const recallOversample3 = (await singleStream(server.url, vectors, truth, 10, 3)).recall;
-  await server.stop();
+  await stopServer(ds, server, capBytes);
 
   process.stderr.write(`scale ${tag}: cold single stream, k=100\n`);
   server = await start();
   const k100 = await singleStream(server.url, vectors, truth, 100, 5);
-  await server.stop();
+  await stopServer(ds, server, capBytes);
 
   process.stderr.write(`scale ${tag}: ${rate} QPS Poisson for ${durationMs / 1000} s\n`);
   server = await start();
+  // As bench:load does: a few searches bring the server's code paths up (JIT, worker wake-ups),
+  // then the fp32 files are evicted again, so the run starts with cold vectors, not a cold process.
+  await singleStream(server.url, vectors.slice(0, 20), truth, 10, 5);
+  server.beginRun(vecFiles);
   const load = await runLoad({
     url: server.url,
     rate,
@@ -269,7 +273,7 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
     numCandidates: NUM_CANDIDATES,
     progress: process.stderr,
   });
-  await server.stop();
+  await stopServer(ds, server, capBytes);
 
   return {
     n: ds.n,
@@ -288,57 +292,27 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
   };
 }
 
-interface Server {
-  readonly oom: false;
-  readonly url: string;
-  readonly pid: number;
-  readonly openSeconds: number;
-  readonly group: MemoryCgroup | null;
-  stop(): Promise<void>;
+type Started = { readonly oom: false; readonly server: ColdServer } | { readonly oom: true };
+
+/**
+ * `prescore serve` with `workers` executor threads in a fresh memory cgroup fixed at `limit` bytes
+ * from the start (the open included), fp32 evicted first; `oom` when it could not open in it.
+ */
+async function startServer(ds: BenchDataset, workers: number, limit: number): Promise<Started> {
+  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--max-inflight', '32', '--max-queue', '32'];
+  const coldFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
+  try {
+    const server = await ColdServer.start({ argv, env: { PRESCORE_THREADS: String(workers) }, coldFiles, limit: { kind: 'fixed', bytes: limit }, cgroup: support, name: `prescore-bench-scale-${process.pid}` });
+    return { oom: false, server };
+  } catch (e) {
+    if (e instanceof ServerStartError && e.outOfMemory) return { oom: true };
+    throw e;
+  }
 }
 
-/** Starts `prescore serve` with `workers` executor threads in a fresh memory cgroup of `limit` bytes. */
-async function startServer(ds: BenchDataset, workers: number, limit: number): Promise<Server | { readonly oom: true }> {
-  const group = support.ok ? MemoryCgroup.create(`prescore-bench-scale-${process.pid}`, limit) : null;
-  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--max-inflight', '32', '--max-queue', '32'];
-  const options = { stdio: ['ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], env: { ...process.env, PRESCORE_THREADS: String(workers) } };
-  const started = performance.now();
-  const child: ChildProcess = group ? group.spawn(process.execPath, argv, options) : spawn(process.execPath, argv, options);
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const listening = await new Promise<string | null>((resolve) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      // A whole line: a chunk may end inside the URL (as ColdServer matches it).
-      const m = /listening on (http:\/\/\S+)\n/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    void exited.then(() => resolve(null));
-  });
-  const openSeconds = (performance.now() - started) / 1000;
-  if (listening === null) {
-    const { code, signal } = await exited;
-    const oomKilled = group ? oomKills(group) > 0 : false;
-    group?.remove();
-    // Killed by the cgroup's OOM killer, or refused at open because the index cannot fit (MemoryBudget).
-    if (signal === 'SIGKILL' || oomKilled || /needs \d+ bytes .* of memory/.test(stderr)) return { oom: true };
-    throw new Error(`prescore serve exited (${code ?? signal}) before listening:\n${stderr}`);
-  }
-  return {
-    oom: false,
-    url: listening,
-    pid: child.pid!,
-    openSeconds,
-    group,
-    async stop() {
-      child.kill('SIGTERM');
-      const { signal } = await exited;
-      if (signal === 'SIGKILL' && group && oomKills(group) > 0) throw new Error(`prescore serve (${ds.name}) was killed by the cgroup's OOM killer at ${gib(limit)}`);
-      group?.remove();
-    },
-  };
+async function stopServer(ds: BenchDataset, server: ColdServer, limit: number): Promise<void> {
+  const exit = await server.stop();
+  if (exit.oomKilled) throw new Error(`prescore serve (${ds.name}) was killed by the cgroup's OOM killer at ${gib(limit)}`);
 }
 
 async function singleStream(url: string, vectors: readonly Float32Array[], truth: readonly string[][], k: number, oversample: number): Promise<SingleStream> {
@@ -362,12 +336,6 @@ function procStatus(pid: number): { rss: number; anon: number } {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (f: string) => Number(new RegExp(`${f}:\\s+(\\d+) kB`).exec(s)?.[1] ?? NaN) * 1024;
   return { rss: kb('VmRSS'), anon: kb('RssAnon') };
-}
-
-function oomKills(group: MemoryCgroup): number {
-  const f = join(group.path, 'memory.oom_control');
-  if (!existsSync(f)) return 0;
-  return Number(/oom_kill (\d+)/.exec(readFileSync(f, 'utf8'))?.[1] ?? 0);
 }
 
 function loadAverage(): string {
