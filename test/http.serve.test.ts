@@ -99,8 +99,10 @@ describe('prescore serve', () => {
   });
 
   it('a second signal aborts a long drain', async () => {
-    const r = run(['--index', 'x', '--port', '0'], {}, new FakeIndex({ delayMs: 30_000 }));
+    // Every search takes 30 s here, so no warm-up searches (the variable switches them off).
+    const r = run(['--index', 'x', '--port', '0'], { PRESCORE_WARM_UP_REQUESTS: '0' }, new FakeIndex({ delayMs: 30_000 }));
     const server = await r.listening();
+    expect(r.fake.started).toBe(0);
     const pending = fetch(`${server.url}/v1/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -121,6 +123,7 @@ describe('prescore serve', () => {
       [[], {}, /--index DIR \(or --lucene DIR\) is required/],
       [['--index', 'a', '--lucene', 'b'], {}, /not both/],
       [['--index', 'a', '--port', 'http'], {}, /--port \(or PRESCORE_PORT\) must be a non-negative integer/],
+      [['--index', 'a', '--warm-up-requests', 'many'], {}, /--warm-up-requests \(or PRESCORE_WARM_UP_REQUESTS\) must be a non-negative integer/],
       [['--index', 'a'], { PRESCORE_PORT: '70000' }, /--port \(or PRESCORE_PORT\) must be an integer in \[0, 65535\]/],
       [['--index', 'a', '--max-inflight', '0'], {}, /--max-inflight .* must be an integer in \[1,/],
       [['--index', 'a', '--read-path', 'mmap+magic'], {}, /--read-path .* must be one of/],

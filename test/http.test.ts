@@ -20,7 +20,8 @@ interface Harness {
 async function start(options: Partial<ServerOptions> = {}, fakeOptions: FakeIndexOptions = {}): Promise<Harness> {
   const fake = new FakeIndex({ name: 'vectors', ...fakeOptions });
   const logs: string[] = [];
-  const server = await startServer(fake, { host: '127.0.0.1', port: 0, ...options }, { log: (l) => logs.push(l) });
+  // No warm-up searches (test/http.warmUp.test.ts covers them): these tests count the fake's calls and hold its searches.
+  const server = await startServer(fake, { host: '127.0.0.1', port: 0, warmUpRequests: 0, ...options }, { log: (l) => logs.push(l) });
   servers.push(server);
   return {
     server,

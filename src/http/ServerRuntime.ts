@@ -8,7 +8,7 @@ import type { ServerOptions } from './options.js';
  */
 export class ServerRuntime {
   readonly admission: Admission;
-  readonly metrics: ServerMetrics;
+  private currentMetrics: ServerMetrics;
   private drainingFlag = false;
   private stoppedFlag = false;
   private openRequests = 0;
@@ -21,10 +21,20 @@ export class ServerRuntime {
     readonly log: (line: string) => void = (line) => console.error(line),
   ) {
     this.admission = new Admission(options.maxInflight, options.maxQueue);
-    this.metrics = new ServerMetrics({
-      inflight: () => this.admission.inflight,
-      queued: () => this.admission.queued,
-    });
+    this.currentMetrics = this.newMetrics();
+  }
+
+  get metrics(): ServerMetrics {
+    return this.currentMetrics;
+  }
+
+  /** Starts every metric from zero (after the server's warm-up requests, which no client sent). */
+  resetMetrics(): void {
+    this.currentMetrics = this.newMetrics();
+  }
+
+  private newMetrics(): ServerMetrics {
+    return new ServerMetrics({ inflight: () => this.admission.inflight, queued: () => this.admission.queued });
   }
 
   get draining(): boolean {

@@ -24,6 +24,8 @@ export interface ServerOptions {
   readonly requestTimeoutMs: number;
   /** Read path for searches that name none; undefined = the index's configured default. */
   readonly readPath: ReadPath | undefined;
+  /** Searches the server sends itself before it listens, so the first clients meet a compiled request path (see warmUp.ts); 0 = none. */
+  readonly warmUpRequests: number;
 }
 
 export const DEFAULT_SERVER_OPTIONS: ServerOptions = {
@@ -42,6 +44,7 @@ export const DEFAULT_SERVER_OPTIONS: ServerOptions = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   readPath: undefined,
+  warmUpRequests: 100,
 };
 
 /** Fills defaults and checks ranges; throws a RangeError naming the option. */
@@ -51,6 +54,7 @@ export function resolveServerOptions(partial: Partial<ServerOptions> = {}): Serv
   intIn('port', o.port, 0, 65_535);
   intIn('maxInflight', o.maxInflight, 1, 100_000);
   intIn('maxQueue', o.maxQueue, 0, 1_000_000);
+  intIn('warmUpRequests', o.warmUpRequests, 0, 100_000);
   intIn('maxBodyBytes', o.maxBodyBytes, 1024, 1024 ** 3);
   intIn('maxTimeoutMs', o.maxTimeoutMs, 1, 24 * 3_600_000);
   intIn('defaultTimeoutMs', o.defaultTimeoutMs, 1, o.maxTimeoutMs);

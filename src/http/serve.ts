@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_OVERSAMPLE, READ_PATHS, type ReadPath, type VectorIndex } from '../api/types.js';
 import { DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from './options.js';
+import { WarmUpError } from './warmUp.js';
 import { startServer, type RunningServer } from './server.js';
 import { ReopeningIndex } from './ReopeningIndex.js';
 
@@ -77,6 +78,12 @@ export const SERVE_SETTINGS = {
   maxTimeoutMs: { flag: 'max-timeout-ms', env: 'PRESCORE_MAX_TIMEOUT_MS', arg: 'MS', help: `largest timeout_ms a request may ask for (default ${DEFAULT_SERVER_OPTIONS.maxTimeoutMs})` },
   headersTimeoutMs: { flag: 'header-timeout-ms', env: 'PRESCORE_HEADER_TIMEOUT_MS', arg: 'MS', help: `a client must send its request headers within this, else 408 (default ${DEFAULT_SERVER_OPTIONS.headersTimeoutMs})` },
   requestTimeoutMs: { flag: 'request-timeout-ms', env: 'PRESCORE_REQUEST_TIMEOUT_MS', arg: 'MS', help: `a client must send its whole request (headers + body) within this, else 408 (default ${DEFAULT_SERVER_OPTIONS.requestTimeoutMs})` },
+  warmUpRequests: {
+    flag: 'warm-up-requests',
+    env: 'PRESCORE_WARM_UP_REQUESTS',
+    arg: 'N',
+    help: `searches the server sends itself before it listens, so the first clients meet compiled code (default ${DEFAULT_SERVER_OPTIONS.warmUpRequests})`,
+  },
   drainTimeoutMs: { flag: 'drain-timeout-ms', env: 'PRESCORE_DRAIN_TIMEOUT_MS', arg: 'MS', help: `on SIGTERM, wait this long for in-flight requests (default ${DEFAULT_SERVER_OPTIONS.drainTimeoutMs})` },
 } as const satisfies Record<string, Setting>;
 
@@ -172,6 +179,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
       drainTimeoutMs: int('drainTimeoutMs'),
       headersTimeoutMs: int('headersTimeoutMs'),
       requestTimeoutMs: int('requestTimeoutMs'),
+      warmUpRequests: int('warmUpRequests'),
     });
   } catch (e) {
     throw new UsageError(flagNames((e as Error).message));
@@ -248,7 +256,8 @@ export async function serveCommand(argv: string[], openIndex: IndexOpener, io: S
       try {
         server = await startServer(index, config.server, { log: err });
       } catch (e) {
-        err(`prescore serve: cannot listen on ${config.server.host}:${config.server.port}: ${(e as Error).message}`);
+        if (e instanceof WarmUpError) err(`prescore serve: ${config.dir} cannot answer searches: ${e.message}`);
+        else err(`prescore serve: cannot listen on ${config.server.host}:${config.server.port}: ${(e as Error).message}`);
         return 1;
       }
       const description = await index.describe().catch(() => undefined);
@@ -314,6 +323,7 @@ function flagNames(message: string): string {
     drainTimeoutMs: 'drainTimeoutMs',
     headersTimeoutMs: 'headersTimeoutMs',
     requestTimeoutMs: 'requestTimeoutMs',
+    warmUpRequests: 'warmUpRequests',
     host: 'host',
     name: 'name',
     readPath: 'readPath',

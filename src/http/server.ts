@@ -6,6 +6,7 @@ import { createApp, type PrescoreApp } from './app.js';
 import { ShuttingDownError } from './errors.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
 import { ServerRuntime } from './ServerRuntime.js';
+import { warmUpApp } from './warmUp.js';
 
 export interface CloseOptions {
   /** Abort whatever is still running now instead of waiting for the drain deadline. */
@@ -45,6 +46,8 @@ export async function startServer(
   const opts = resolveServerOptions(options);
   const runtime = new ServerRuntime(opts, deps.log);
   const app = createApp(index, opts, runtime);
+  await warmUpApp(app, index, opts.name ?? index.name, opts.warmUpRequests);
+  runtime.resetMetrics();
   const server = createAdaptorServer({
     fetch: app.fetch,
     hostname: opts.host,
