@@ -3,15 +3,17 @@
  * before it listens on its port.
  *
  * The engine's open already runs warm-up searches (openIndex), but the request path around them
- * (hono routing, body reading, validation of a few thousand numbers, admission, the response's
- * JSON) runs unoptimized until V8 has seen it many times, and while it does a burst of traffic
- * outruns the server. Measured (1M x 1024, 8 segments, 2 workers, fp32 cold, 100 requests/s from
- * the first second): without these requests the first 3 s answered in 0.3-0.9 s each and 2-30% were
- * shed; after 100 requests sent this way, 10-40 ms and none shed. The same 100 requests handed to
- * the app directly (app.request, no socket) left the first 2 s at 0.2-1 s per answer: the Node
- * HTTP adaptor (request and response conversion) needs the warm-up as much as the app does.
- * Requests run a few at a time, as under load, so the executor's placements are exercised too; the
- * server's metrics are reset after.
+ * (the Node HTTP adaptor's request and response conversion, hono routing, body reading, validation
+ * of a few thousand numbers, admission, the response's JSON) runs unoptimized until V8 has seen it
+ * many times, and while it does a burst of traffic outruns the server. Measured (1M x 1024, 8
+ * segments, 2 workers, fp32 cold, 100 requests/s at fixed intervals from the first second, 3 s,
+ * load average 5-7 with 40% CPU steal, so noisy): with no warm-up requests each answer took
+ * 0.4-1.3 s and 13-73 of 300 were shed; with these 100, 0.1-0.3 s for the first 1.25 s, then
+ * 13-80 ms, none shed, in two runs of three (the third, at the run's highest load, shed 111). 100
+ * real queries sent by a client over the same socket path beforehand gave 10-40 ms from the start
+ * on a quieter machine; the same 100 handed to the app without a socket (app.request) still left
+ * 0.2-1 s per answer. Requests run a few at a time, as under load, so the executor's placements
+ * are exercised too; the server's metrics are reset after.
  */
 import type { VectorIndex } from '../api/types.js';
 import type { Server } from 'node:http';
