@@ -7,7 +7,7 @@
  *
  *   npm run bench:recall -- [--sets fmnist-cosine,fmnist-euclidean,minilm,gen] [--queries 1000]
  *     [--gen-dir /work/bench/gen-1m-1024] [--gen-queries 1000] [--matrix full|default|lean|hnsw] [--bits 1,2]
- *     [--oversample 1,3,5] [--phase exhaustive] [--intervals lucene,unbiased] [--json out.json]
+ *     [--oversample 1,3,5] [--phase exhaustive] [--intervals lucene,unbiased] [--rotation on|off] [--json out.json]
  *
  * Candidates: the first phase keeps k' = k x oversample per query; HNSW searches with
  * ef = max(num_candidates = 100, 4 x k'), as the service does by default (DEFAULT_EF_PER_CANDIDATE).
@@ -55,6 +55,8 @@ const { values } = parseArgs({
     json: { type: 'string' },
     oversample: { type: 'string' },
     bits: { type: 'string' },
+    /** Only rows with (on) or without (off) rotation. */
+    rotation: { type: 'string' },
     /** Interval rules to compare on every row, e.g. lucene,unbiased (default: the build's default per row). */
     intervals: { type: 'string' },
     /** 'exhaustive': skip every HNSW row (no graph builds). */
@@ -330,7 +332,10 @@ for (const name of wanted) {
   process.stderr.write(`bench:recall: ${set.name}: ${set.base.size} x ${set.dims} ${set.similarity.userName}, ${set.queries.length} queries\n`);
   const bitsFilter = values.bits ? new Set(values.bits.split(',').map(Number)) : null;
   const intervalRules = values.intervals ? (values.intervals.split(',') as IntervalRule[]) : [undefined];
-  const configs = matrix(set).filter((c) => !bitsFilter || bitsFilter.has(c.bits)).flatMap((c) => intervalRules.map((intervals) => ({ ...c, intervals })));
+  const rotationFilter = values.rotation === undefined ? null : values.rotation === 'on';
+  const configs = matrix(set)
+    .filter((c) => (!bitsFilter || bitsFilter.has(c.bits)) && (rotationFilter === null || c.rotate === rotationFilter))
+    .flatMap((c) => intervalRules.map((intervals) => ({ ...c, intervals })));
   for (const cfg of configs) {
     const rows = runConfig(set, cfg, hnswDocs);
     for (const r of rows) {
