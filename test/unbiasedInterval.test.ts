@@ -65,9 +65,13 @@ describe('which builds rescale their intervals', () => {
   const source = { size: count, dims, vector: (o: number) => vectors.subarray(o * dims, (o + 1) * dims) };
   const sim = VectorSimilarityFunction.COSINE;
 
-  it('the default build (rotated, plain-mean centroid) does; Lucene\'s exact settings do not', () => {
-    expect(quantizationSettings().intervals).toBe('unbiased');
-    expect(quantizationSettings({ bits: 2 }).intervals).toBe('unbiased');
+  it('multi-bit builds with an extension do by default; 1-bit builds and Lucene\'s exact settings do not', () => {
+    for (const bits of [2, 4, 7, 8] as const) {
+      expect(quantizationSettings({ bits }).intervals).toBe('unbiased');
+      expect(quantizationSettings({ bits, rotation: false }).intervals).toBe('unbiased'); // plain-mean centroid
+      expect(quantizationSettings({ bits, rotation: false, centroid: 'lucene' }).intervals).toBe('lucene');
+    }
+    expect(quantizationSettings().intervals).toBe('lucene');
     expect(quantizationSettings({ rotation: false, centroid: 'lucene' }).intervals).toBe('lucene');
     expect(quantizationSettings({ rotation: false, centroid: 'lucene', intervals: 'unbiased' }).intervals).toBe('unbiased');
     expect(LUCENE_SETTINGS.intervals).toBe('lucene');

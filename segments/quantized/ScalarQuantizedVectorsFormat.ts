@@ -38,7 +38,7 @@ import { binaryCodeBytes } from '../quantization/BitPacking.js';
  *   centroid is the mean of the rotated vectors; queries must be rotated the same way before
  *   their quantization. The fp32 vectors in `.vec` are never rotated.
  *
- * Doc intervals: a build with an extension (and any build asking for it) rescales each doc's
+ * Doc intervals: a multi-bit build with an extension (and any build asking for it) rescales each doc's
  * lowerInterval and upperInterval by one factor so that its dequantized vector has no shrinkage
  * along itself (segments/quantization/UnbiasedInterval.ts). That needs no meta entry: the bytes
  * mean what they mean in Lucene's format (the interval of the doc's grid) and every reader scores
