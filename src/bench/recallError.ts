@@ -11,7 +11,10 @@
  * with each query's mean error removed (a per-query constant does not change the order): its
  * spread is what mis-orders the nearest neighbours.
  *
- *   npm run bench:recall-error -- [--set fmnist-cosine|fmnist-euclidean|minilm] [--queries 300] [--docs 60000]
+ *   npm run bench:recall-error -- [--set fmnist-cosine|fmnist-euclidean|minilm] [--queries 300] [--bits 1,2,4]
+ *
+ * Doc variants: every bit count with Lucene's intervals and with unbiased ones
+ * (UnbiasedInterval.ts, as a build applies them); query variants: Lucene's 4 bits, 8 bits, exact.
  */
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
@@ -20,6 +23,7 @@ import { packageRoot } from '../executor/packageRoot.js';
 import { Kernels } from '../../segments/kernels/Kernels.js';
 import { computeCentroid } from '../../segments/quantized/ScalarQuantizedVectorsWriter.js';
 import { OptimizedScalarQuantizer } from '../../segments/quantization/OptimizedScalarQuantizer.js';
+import { unbiasedInterval } from '../../segments/quantization/UnbiasedInterval.js';
 import { RandomizedHadamard, DEFAULT_ROTATION_SEED } from '../../segments/quantization/RandomizedHadamard.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { dotProduct } from '../../segments/util/VectorUtil.js';
@@ -30,7 +34,6 @@ const { values } = parseArgs({
   options: {
     set: { type: 'string' },
     queries: { type: 'string' },
-    docs: { type: 'string' },
     bits: { type: 'string' },
   },
 });
@@ -46,15 +49,14 @@ if (setName === 'fmnist-cosine') set = await fashionMnist(VectorSimilarityFuncti
 else if (setName === 'fmnist-euclidean') set = await fashionMnist(VectorSimilarityFunction.EUCLIDEAN, queryCount, K, CACHE);
 else if (setName === 'minilm') set = await miniLm(K, CACHE);
 else throw new Error(`unknown set ${setName}`);
-const docs = Math.min(set.base.size, Number(values.docs ?? set.base.size));
+const docs = set.base.size;
 const queries = set.queries.slice(0, queryCount);
 const dims = set.dims;
 const cosine = set.similarity === VectorSimilarityFunction.COSINE;
 const euclidean = set.similarity === VectorSimilarityFunction.EUCLIDEAN;
 const kernels = await Kernels.load();
 const rotation = new RandomizedHadamard(dims, DEFAULT_ROTATION_SEED);
-const source = { size: docs, dims, vector: (o: number) => set.base.vector(o) };
-const centroid = computeCentroid(source, set.similarity, cosine ? 'mean' : 'lucene', rotation);
+const centroid = computeCentroid(set.base, set.similarity, cosine ? 'mean' : 'lucene', rotation);
 
 /** The vector as the quantizer sees it (normalised for COSINE, rotated), centred on the centroid. */
 function centred(v: Float32Array): Float32Array {
@@ -69,9 +71,10 @@ function centred(v: Float32Array): Float32Array {
 const quantizer = new OptimizedScalarQuantizer(set.similarity);
 const codes = new Uint8Array(dims);
 /** Quantizes the centred vector x (as scalarQuantize sees it after centring) and writes x̃ − c into out. */
-function dequantized(x: Float32Array, bits: number, out: Float32Array, off: number): void {
+function dequantized(x: Float32Array, bits: number, out: Float32Array, off: number, unbiased = false): void {
   const scratch = Float32Array.from(x, (v, i) => v + centroid[i]);
-  const r = quantizer.scalarQuantize(scratch, codes, bits, centroid);
+  let r = quantizer.scalarQuantize(scratch, codes, bits, centroid);
+  if (unbiased) r = unbiasedInterval(scratch, codes, bits, r);
   const step = (r.upperInterval - r.lowerInterval) / ((1 << bits) - 1);
   for (let i = 0; i < dims; i++) out[off + i] = r.lowerInterval + step * codes[i];
 }
@@ -97,17 +100,9 @@ for (const bits of docBits) {
   const v = new Float32Array(docs * dims);
   for (let o = 0; o < docs; o++) dequantized(exactDocs.subarray(o * dims, (o + 1) * dims), bits, v, o * dims);
   docVariants.push({ name: `${bits}-bit`, vectors: v });
-  // The same codes with the interval scaled per doc so that (x̃ − c)·(x − c) = ‖x − c‖² (no shrinkage along itself).
+  // The same codes with each doc's interval rescaled so that (x̃ − c)·(x − c) = ‖x − c‖².
   const u = new Float32Array(docs * dims);
-  for (let o = 0; o < docs; o++) {
-    let xt = 0, xx = 0;
-    for (let i = o * dims; i < (o + 1) * dims; i++) {
-      xt += v[i] * exactDocs[i];
-      xx += exactDocs[i] * exactDocs[i];
-    }
-    const alpha = xt > 0 ? xx / xt : 1;
-    for (let i = o * dims; i < (o + 1) * dims; i++) u[i] = alpha * v[i];
-  }
+  for (let o = 0; o < docs; o++) dequantized(exactDocs.subarray(o * dims, (o + 1) * dims), bits, u, o * dims, true);
   docVariants.push({ name: `${bits}-bit unbiased`, vectors: u });
 }
 
