@@ -38,6 +38,12 @@ import { binaryCodeBytes } from '../quantization/BitPacking.js';
  *   centroid is the mean of the rotated vectors; queries must be rotated the same way before
  *   their quantization. The fp32 vectors in `.vec` are never rotated.
  *
+ * Doc intervals: a multi-bit build with an extension (and any build asking for it) rescales each doc's
+ * lowerInterval and upperInterval by one factor so that its dequantized vector has no shrinkage
+ * along itself (segments/quantization/UnbiasedInterval.ts). That needs no meta entry: the bytes
+ * mean what they mean in Lucene's format (the interval of the doc's grid) and every reader scores
+ * them with the same estimator; only the values differ from what Lucene's optimizer picks.
+ *
  * The rest of this comment details the 1-bit encoding, the one the first phase scores most:
  *
  * Lucene104ScalarQuantizedVectorsFormat with the SINGLE_BIT_QUERY_NIBBLE encoding: the 1-bit OSQ

@@ -7,7 +7,7 @@
  *
  *   npm run bench:recall -- [--sets fmnist-cosine,fmnist-euclidean,minilm,gen] [--queries 1000]
  *     [--gen-dir /work/bench/gen-1m-1024] [--gen-queries 1000] [--matrix full|default|lean|hnsw] [--bits 1,2]
- *     [--oversample 1,3,5] [--phase exhaustive] [--json out.json]
+ *     [--oversample 1,3,5] [--phase exhaustive] [--intervals lucene,unbiased] [--rotation on|off] [--json out.json]
  *
  * Candidates: the first phase keeps k' = k x oversample per query; HNSW searches with
  * ef = max(num_candidates = 100, 4 x k'), as the service does by default (DEFAULT_EF_PER_CANDIDATE).
@@ -24,8 +24,8 @@ import { join } from 'node:path';
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { packageRoot } from '../executor/packageRoot.js';
 import { Kernels } from '../../segments/kernels/Kernels.js';
-import { quantizeField, type QuantizationSettings, type QuantizedField } from '../../segments/quantized/ScalarQuantizedVectorsWriter.js';
-import { encodingForBits, type DocBits } from '../../segments/quantized/ScalarEncodings.js';
+import { quantizeField, quantizationSettings, type IntervalRule, type QuantizationSettings, type QuantizedField } from '../../segments/quantized/ScalarQuantizedVectorsWriter.js';
+import type { DocBits } from '../../segments/quantized/ScalarEncodings.js';
 import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
 import { BinaryQuantizedScorer, BinaryQuantizedScorerSupplier } from '../../segments/quantized/BinaryQuantizedScorer.js';
 import { EncodedQuantizedScorer, EncodedScorerSupplier } from '../../segments/quantized/EncodedVectorScorer.js';
@@ -55,6 +55,10 @@ const { values } = parseArgs({
     json: { type: 'string' },
     oversample: { type: 'string' },
     bits: { type: 'string' },
+    /** Only rows with (on) or without (off) rotation. */
+    rotation: { type: 'string' },
+    /** Interval rules to compare on every row, e.g. lucene,unbiased (default: the build's default per row). */
+    intervals: { type: 'string' },
     /** 'exhaustive': skip every HNSW row (no graph builds). */
     phase: { type: 'string' },
   },
@@ -73,6 +77,8 @@ interface Config {
   readonly bits: DocBits;
   readonly rotate: boolean;
   readonly centroid: 'lucene' | 'mean';
+  /** The doc interval rule; default: the build's (quantizationSettings). */
+  readonly intervals?: IntervalRule;
   readonly hnsw: boolean;
   /** Build the graph on fp32 similarities instead of the quantized estimator (diagnostic). */
   readonly fp32Graph?: boolean;
@@ -138,11 +144,9 @@ interface PreparedField {
 }
 
 function prepare(set: RecallSet, cfg: Config): PreparedField {
-  const settings: QuantizationSettings = {
-    encoding: encodingForBits(cfg.bits),
-    centroidRule: cfg.centroid,
-    rotationSeed: cfg.rotate ? DEFAULT_ROTATION_SEED : null,
-  };
+  const settings: QuantizationSettings = quantizationSettings({
+    bits: cfg.bits, centroid: cfg.centroid, rotation: cfg.rotate ? DEFAULT_ROTATION_SEED : false, intervals: cfg.intervals,
+  });
   const q = quantizeField(set.base, set.similarity, { settings, withQueryRecords: cfg.hnsw && !cfg.fp32Graph });
   const rotation = cfg.rotate ? new RandomizedHadamard(set.dims, DEFAULT_ROTATION_SEED) : null;
   const enc = settings.encoding;
@@ -304,7 +308,7 @@ function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: numbe
 }
 
 function label(c: Config): string {
-  return `${c.bits}-bit${c.rotate ? ' rot' : ''}${c.centroid === 'mean' ? ' mean-c' : ''}${c.fp32Graph ? ' fp32-graph' : ''}${c.efFactor ? ` ef=${c.efFactor}k'` : ''}`;
+  return `${c.bits}-bit${c.rotate ? ' rot' : ''}${c.centroid === 'mean' ? ' mean-c' : ''}${c.intervals ? ` ${c.intervals}-iv` : ''}${c.fp32Graph ? ' fp32-graph' : ''}${c.efFactor ? ` ef=${c.efFactor}k'` : ''}`;
 }
 
 const wanted = (values.sets ?? 'fmnist-cosine,fmnist-euclidean,minilm,gen').split(',');
@@ -327,11 +331,16 @@ for (const name of wanted) {
   const hnswDocs = Number(values['gen-hnsw-docs'] ?? 200_000);
   process.stderr.write(`bench:recall: ${set.name}: ${set.base.size} x ${set.dims} ${set.similarity.userName}, ${set.queries.length} queries\n`);
   const bitsFilter = values.bits ? new Set(values.bits.split(',').map(Number)) : null;
-  for (const cfg of matrix(set).filter((c) => !bitsFilter || bitsFilter.has(c.bits))) {
+  const intervalRules = values.intervals ? (values.intervals.split(',') as IntervalRule[]) : [undefined];
+  const rotationFilter = values.rotation === undefined ? null : values.rotation === 'on';
+  const configs = matrix(set)
+    .filter((c) => (!bitsFilter || bitsFilter.has(c.bits)) && (rotationFilter === null || c.rotate === rotationFilter))
+    .flatMap((c) => intervalRules.map((intervals) => ({ ...c, intervals })));
+  for (const cfg of configs) {
     const rows = runConfig(set, cfg, hnswDocs);
     for (const r of rows) {
       all.push(r);
-      process.stderr.write(`  ${label(cfg).padEnd(24)} ${r.phase.padEnd(10)} ${OVERSAMPLES.map((os) => `os${os} ${r.recall[os].toFixed(3)}`).join('  ')}  fp ${r.firstPhaseMs[5]?.toFixed(2)} ms\n`);
+      process.stderr.write(`  ${label(cfg).padEnd(24)} ${r.phase.padEnd(10)} ${OVERSAMPLES.map((os) => `os${os} ${r.recall[os].toFixed(3)}`).join('  ')}  fp ${(r.firstPhaseMs[5] ?? r.firstPhaseMs[OVERSAMPLES[0]]).toFixed(2)} ms\n`);
     }
   }
   set.close();
@@ -354,7 +363,7 @@ if (values.json) writeFileSync(values.json, JSON.stringify(all, null, 2));
  * per doc (what SegmentSearchPlan's VISIT_COST_IN_SCANNED_DOCS models).
  */
 function gapTable(rows: readonly Row[]): string[] {
-  const key = (r: Row) => `${r.set}|${r.config.bits}|${r.config.rotate}|${r.config.centroid}`;
+  const key = (r: Row) => `${r.set}|${r.config.bits}|${r.config.rotate}|${r.config.centroid}|${r.config.intervals}`;
   const exhaustive = new Map(rows.filter((r) => r.phase === 'exhaustive').map((r) => [key(r), r]));
   const body: (string | number)[][] = [];
   for (const r of rows) {
