@@ -126,7 +126,10 @@ describe('search profile', () => {
   });
 
   it('comes back over HTTP, timed from the request arrival: body, validation and admission first, then the engine phases and hops', async () => {
-    const app = createApp(index);
+    // The first phase pinned to the executor, so the profile has its hops (adaptive placement may
+    // run it on the calling thread, where there are none).
+    const pinned = await openIndex(t.dir, { knnThread: 'executor' });
+    const app = createApp(pinned);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
     const post = async (path: string, body: unknown): Promise<any> =>
       (await app.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
@@ -141,6 +144,7 @@ describe('search profile', () => {
     expect(es.hits.hits.map((h: { _id: string }) => h._id)).toEqual(native.hits.map((h: { id: string }) => h.id));
     const plain = await post('/v1/search', { vector: [...query(2)], k: 3 });
     expect(plain.stats.profile).toBeUndefined();
+    await pinned.close();
   });
 });
 
