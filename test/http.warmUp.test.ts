@@ -53,4 +53,10 @@ describe('server warm-up', () => {
     expect(fake.completed).toBeLessThan(16);
     expect(await metric(server, /^prescore_search_shed_total /)).toEqual(['prescore_search_shed_total 0']);
   });
+
+  it('starts when a body cap smaller than a warm-up search refuses them all with 413', async () => {
+    const fake = new FakeIndex({ dims: 1024 });
+    servers.push(await startServer(fake, { host: '127.0.0.1', port: 0, warmUpRequests: 4, maxBodyBytes: 4096 }, { log: () => {} }));
+    expect(fake.started).toBe(0);
+  });
 });

@@ -30,6 +30,9 @@ export class WarmUpError extends Error {
   }
 }
 
+/** Answers that do not fail the start: success, and the server's configured limits at work. */
+const TOLERATED = new Set([200, 413, 429, 504]);
+
 /** Requests in flight at once during the warm-up. */
 const CONCURRENCY = 4;
 
@@ -60,8 +63,9 @@ export async function warmUpApp(app: PrescoreApp, index: VectorIndex, name: stri
       const { path, json } = body(next++);
       const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: json });
       const text = await res.text();
-      // 429/504 are the server's own limits at work (a tiny --max-queue or --timeout-ms); a 5xx or a refusal of the request itself is a fault.
-      if (res.status !== 200 && res.status !== 429 && res.status !== 504) throw new WarmUpError(`warm-up search ${path} answered ${res.status}: ${text.slice(0, 300)}`);
+      // 413/429/504 are the server's own limits at work (a small --max-body-bytes, --max-queue or
+      // --timeout-ms); any other refusal or server error is a fault the first client would meet too.
+      if (!TOLERATED.has(res.status)) throw new WarmUpError(`warm-up search ${path} answered ${res.status}: ${text.slice(0, 300)}`);
     }
   };
   try {
