@@ -200,6 +200,7 @@ const policyRows = PREFETCH_POLICIES.map((p) => {
   const rs = cold ? summarize(cold.r.rescoreMs) : undefined;
   return [p, c?.p50 ?? NaN, c?.p99 ?? NaN, rs?.p50 ?? NaN, rs?.p99 ?? NaN, cold ? cold.r.prefetched / cold.r.queries : NaN, cold ? cold.r.resident / cold.r.queries : NaN];
 });
-if (policyRows.some((r) => Number.isFinite(r[1] as number))) lines.push('', 'cold, prefetch policies on mmap+parallel, k=100 oversample 5', table(['policy', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'prefetched/q', 'found resident/q'], policyRows));
+// With --no-policies only the default policy ran (as the path rows): no table of NaN rows.
+if (!values['no-policies'] && policyRows.some((r) => Number.isFinite(r[1] as number))) lines.push('', 'cold, prefetch policies on mmap+parallel, k=100 oversample 5', table(['policy', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'prefetched/q', 'found resident/q'], policyRows));
 process.stdout.write(`${lines.join('\n')}\n`);
 writeFileSync(`${ds.indexDir}.rescore.json`, JSON.stringify({ limitNote, results, warmSideBySide }, null, 2));
