@@ -79,6 +79,8 @@ export class IndexSearcher implements Searcher {
   readonly rescoreThread: RescoreThread;
   readonly knnThread: KnnThread;
   readonly knnPlacement = new FirstPhasePlacement();
+  /** See Searcher.heldInArenas: fixed for the searcher's reader, so computed once, not per search. */
+  readonly heldInArenas: boolean;
   /** Prefetch policy state per leaf, shared by all workers (see PrefetchPolicy). */
   readonly policyState: Int32Array;
 
@@ -88,6 +90,7 @@ export class IndexSearcher implements Searcher {
   ) {
     this.executor = options.executor;
     this.slices = IndexSearcher.slices(reader.leaves, this.executor.threads);
+    this.heldInArenas = this.slices.every((slice) => slice.handles.every((h) => h.resident !== null || h.quantized === null || h.quantized.count === 0));
     this.readPath = options.readPath ?? DEFAULT_READ_PATH;
     this.prefetchPolicy = options.prefetchPolicy ?? DEFAULT_PREFETCH_POLICY;
     this.ioConcurrency = options.ioConcurrency ?? DEFAULT_IO_CONCURRENCY;

@@ -104,7 +104,7 @@ export class KnnFloatVectorQuery extends Query {
     const js = this.options.graphSearch === 'js';
     const args = { target: this.target, k: this.k, ef, global, js, profile, strategy: this.options.segmentSearch };
     const thread = ctx.knnThread ?? 'executor';
-    const idle = searcher.executor.pending === 0 && (thread !== 'adaptive' || heldInArenas(searcher.slices));
+    const idle = searcher.executor.pending === 0 && (thread !== 'adaptive' || searcher.heldInArenas);
     const placement = searcher.knnPlacement.choose(thread, idle);
     const phaseAt = monotonicMs();
     let sliceResults: KnnSliceResult[];
@@ -214,14 +214,4 @@ export class KnnFloatVectorQuery extends Query {
   toString(): string {
     return `KnnFloatVectorQuery(field=${this.field}, k=${this.k}${this.options.numCandidates ? `, numCandidates=${this.options.numCandidates}` : ''})`;
   }
-}
-
-/**
- * Whether every segment's codes and graph are held in the process's arenas (openIndex). A bare
- * reader's segments are loaded by each thread that searches them, so adaptive placement keeps
- * them off the calling thread rather than load a copy there too.
- */
-function heldInArenas(slices: Searcher['slices']): boolean {
-  for (const slice of slices) for (const h of slice.handles) if (h.resident === null && h.quantized !== null && h.quantized.count > 0) return false;
-  return true;
 }

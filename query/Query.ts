@@ -47,6 +47,12 @@ export interface Searcher {
   readonly initialPrefetchDistance: number;
   /** The adaptive first-phase placement's measurements (see KnnThread). */
   readonly knnPlacement: FirstPhasePlacement;
+  /**
+   * Whether every segment's codes and graph are held in the process's arenas (openIndex). A bare
+   * reader's segments are loaded by each thread that searches them, so adaptive placement keeps
+   * them off the calling thread rather than load a copy there too.
+   */
+  readonly heldInArenas: boolean;
   /** Rewrites to a fixed point. */
   rewrite(query: Query, ctx: SearchContext): Promise<Query>;
 }
