@@ -206,7 +206,7 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
   const resident: Resident[] = [];
   for (const workers of workerCounts) {
     process.stderr.write(`scale ${tag}: resident memory with ${workers} workers\n`);
-    const started = await startServer(ds, workers, probeLimit);
+    const started = await startServer(ds, vecFiles, workers, probeLimit);
     if (started.oom) {
       resident.push({ workers, openSeconds: NaN, rssBytes: NaN, anonBytes: NaN, oom: true, reported: null });
       continue;
@@ -224,14 +224,14 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
   let held = true;
   let note = '';
   const start = async (): Promise<ColdServer> => {
-    let s = await startServer(ds, threads, capBytes);
+    let s = await startServer(ds, vecFiles, threads, capBytes);
     if (s.oom && held) {
       const seen = resident.find((x) => x.workers === threads && !x.oom);
       held = false;
       note = `OOM at ${gib(capBytes)}; measured with ${seen ? `${gib(seen.anonBytes + headroom)} = resident anon + headroom` : 'no cap'}`;
       process.stderr.write(`scale ${tag}: ${note}\n`);
       capBytes = seen ? seen.anonBytes + headroom : probeLimit;
-      s = await startServer(ds, threads, capBytes);
+      s = await startServer(ds, vecFiles, threads, capBytes);
     }
     if (s.oom) throw new Error(`scale ${tag}: the server cannot open even in ${gib(capBytes)}`);
     s.server.beginRun([]);
@@ -296,11 +296,11 @@ type Started = { readonly oom: false; readonly server: ColdServer } | { readonly
 
 /**
  * `prescore serve` with `workers` executor threads in a fresh memory cgroup fixed at `limit` bytes
- * from the start (the open included), fp32 evicted first; `oom` when it could not open in it.
+ * from the start (the open included), `coldFiles` (the fp32) evicted first; `oom` when it could
+ * not open in it.
  */
-async function startServer(ds: BenchDataset, workers: number, limit: number): Promise<Started> {
+async function startServer(ds: BenchDataset, coldFiles: readonly string[], workers: number, limit: number): Promise<Started> {
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--max-inflight', '32', '--max-queue', '32'];
-  const coldFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
   try {
     const server = await ColdServer.start({ argv, env: { PRESCORE_THREADS: String(workers) }, coldFiles, limit: { kind: 'fixed', bytes: limit }, cgroup: support, name: `prescore-bench-scale-${process.pid}` });
     return { oom: false, server };
