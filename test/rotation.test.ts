@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RandomizedHadamard, DEFAULT_ROTATION_SEED } from '../segments/quantization/RandomizedHadamard.js';
+import { RandomizedHadamard, DEFAULT_ROTATION_SEED, HADAMARD_ROUNDS } from '../segments/quantization/RandomizedHadamard.js';
+import { SplittableRandom } from '../segments/hnsw/SplittableRandom.js';
 import { quantizationSettings, quantizeField, writeQuantizedField, LUCENE_SETTINGS } from '../segments/quantized/ScalarQuantizedVectorsWriter.js';
 import { ScalarQuantizedVectorsReader } from '../segments/quantized/ScalarQuantizedVectorsReader.js';
 import { SQ_META_EXTENSION, SQ_DATA_EXTENSION } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
@@ -59,6 +60,58 @@ describe('RandomizedHadamard', () => {
     const c = new Float32Array(100);
     new RandomizedHadamard(100, 43n).apply(v, c);
     expect(c).not.toEqual(a);
+  });
+
+  it.each([1, 2, 3, 4, 8, 100, 384, 768, 784, 1024])('is the documented transform, bit for bit, for %i dims', (dims) => {
+    // The class comment's definition, one butterfly stage at a time, in float64.
+    const rng = new SplittableRandom(9n);
+    const signs = Array.from({ length: HADAMARD_ROUNDS * 2 * dims }, () => ((rng.nextLongBits() & 1n) === 1n ? -1 : 1));
+    let p = 1;
+    while (p * 2 <= dims) p *= 2;
+    const stageByStage = (w: Float64Array, from: number) => {
+      for (let h = 1; h < p; h *= 2) {
+        for (let i = from; i < from + p; i += 2 * h) {
+          for (let j = i; j < i + h; j++) [w[j], w[j + h]] = [w[j] + w[j + h], w[j] - w[j + h]];
+        }
+      }
+      for (let i = from; i < from + p; i++) w[i] *= 1 / Math.sqrt(p);
+    };
+    const v = Float32Array.from({ length: dims }, (_, i) => Math.sin(7 * i + 1));
+    const w = Float64Array.from(v);
+    for (let r = 0; r < HADAMARD_ROUNDS; r++) {
+      for (let i = 0; i < dims; i++) w[i] *= signs[2 * r * dims + i];
+      stageByStage(w, 0);
+      if (dims > p) {
+        for (let i = 0; i < dims; i++) w[i] *= signs[(2 * r + 1) * dims + i];
+        stageByStage(w, dims - p);
+      }
+    }
+    const out = new Float32Array(dims);
+    new RandomizedHadamard(dims, 9n).apply(v, out);
+    expect(out).toEqual(Float32Array.from(w));
+  });
+
+  it('gives the same output when one instance rotates a query again, another vector, or in place', () => {
+    // apply() keeps the last input's transform (a query is rotated once per segment).
+    const dims = 784;
+    const fresh = (v: Float32Array) => {
+      const out = new Float32Array(dims);
+      new RandomizedHadamard(dims, 5n).apply(v, out);
+      return out;
+    };
+    const a = Float32Array.from({ length: dims }, (_, i) => Math.sin(i));
+    const b = Float32Array.from({ length: dims }, (_, i) => Math.cos(i));
+    const shared = new RandomizedHadamard(dims, 5n);
+    const outs = [a, a, b, a].map((v) => {
+      const out = new Float32Array(dims);
+      shared.apply(v, out);
+      return out;
+    });
+    expect(outs).toEqual([fresh(a), fresh(a), fresh(b), fresh(a)]);
+    const inPlace = Float32Array.from(a);
+    shared.apply(inPlace, inPlace);
+    shared.apply(inPlace, inPlace);
+    expect(inPlace).toEqual(fresh(fresh(a)));
   });
 });
 

@@ -13,12 +13,16 @@ import { planSegmentSearch, type SegmentSearchPlan, type SegmentStrategy } from 
 /** Rotations by (dims, seed): segments of one index share theirs, and building one costs O(dims) draws. */
 const rotations = new Map<string, RandomizedHadamard>();
 
+/** The one every search of an index asks for (its segments share it): found without building a key. */
+let lastRotation: RandomizedHadamard | null = null;
+
 function rotationOf(dims: number, seed: bigint | null): RandomizedHadamard | null {
   if (seed === null) return null;
+  if (lastRotation !== null && lastRotation.dims === dims && lastRotation.seed === seed) return lastRotation;
   const key = `${dims}:${seed}`;
   let r = rotations.get(key);
   if (!r) rotations.set(key, (r = new RandomizedHadamard(dims, seed)));
-  return r;
+  return (lastRotation = r);
 }
 
 export interface SegmentSearchOptions {

@@ -29,6 +29,10 @@ export class RandomizedHadamard {
   /** Sign vectors, ±1, HADAMARD_ROUNDS x (head, tail) x dims. */
   private readonly signs: Float64Array;
   private readonly work: Float64Array;
+  /** The last input apply() transformed and its output (see apply()); valid once `hasLast`. */
+  private readonly lastSrc: Float32Array;
+  private readonly lastOut: Float32Array;
+  private hasLast = false;
 
   constructor(
     readonly dims: number,
@@ -42,14 +46,28 @@ export class RandomizedHadamard {
     this.signs = new Float64Array(HADAMARD_ROUNDS * 2 * dims);
     for (let i = 0; i < this.signs.length; i++) this.signs[i] = (rng.nextLongBits() & 1n) === 1n ? -1 : 1;
     this.work = new Float64Array(dims);
+    this.lastSrc = new Float32Array(dims);
+    this.lastOut = new Float32Array(dims);
   }
 
-  /** Rotates src[0..dims) into dest[0..dims) (float32); src and dest may be the same array. */
+  /**
+   * Rotates src[0..dims) into dest[0..dims) (float32); src and dest may be the same array.
+   *
+   * A query is rotated once for every segment it searches, and every segment of an index shares
+   * the seed (so, per thread, this instance): the transform of the last input is kept and reused
+   * when the next input is equal. The comparison costs ~0.5 us against ~63 us for the transform
+   * at 768 dims (bench:profile's 4-segment 200k index spent 0.25 ms of a 1.08 ms p50 rotating
+   * the same query four times).
+   */
   apply(src: Float32Array, dest: Float32Array): void {
     const d = this.dims;
+    if (this.hasLast && equalPrefix(src, this.lastSrc, d)) {
+      dest.set(this.lastOut);
+      return;
+    }
     const p = this.block;
     const w = this.work;
-    for (let i = 0; i < d; i++) w[i] = src[i];
+    for (let i = 0; i < d; i++) this.lastSrc[i] = w[i] = src[i];
     const scale = 1 / Math.sqrt(p);
     for (let r = 0; r < HADAMARD_ROUNDS; r++) {
       const head = (2 * r) * d;
@@ -61,14 +79,38 @@ export class RandomizedHadamard {
         fwht(w, d - p, p, scale);
       }
     }
-    for (let i = 0; i < d; i++) dest[i] = w[i];
+    for (let i = 0; i < d; i++) dest[i] = this.lastOut[i] = w[i];
+    this.hasLast = true;
   }
 }
 
-/** In-place orthonormal fast Walsh-Hadamard transform of w[from .. from + n), n a power of two. */
+function equalPrefix(a: Float32Array, b: Float32Array, n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * In-place orthonormal fast Walsh-Hadamard transform of w[from .. from + n), n a power of two.
+ * Stages h and 2h run fused (four elements per step: the same additions in the same order, so
+ * bit-identical to one stage at a time, and 2.4-2.7x faster at n = 256-1024 in Node 20).
+ */
 function fwht(w: Float64Array, from: number, n: number, scale: number): void {
-  for (let h = 1; h < n; h *= 2) {
-    for (let i = from; i < from + n; i += 2 * h) {
+  const end = from + n;
+  let h = 1;
+  for (; 4 * h <= n; h *= 4) {
+    for (let i = from; i < end; i += 4 * h) {
+      for (let j = i; j < i + h; j++) {
+        const a = w[j], b = w[j + h], c = w[j + 2 * h], d = w[j + 3 * h];
+        const s0 = a + b, d0 = a - b, s1 = c + d, d1 = c - d;
+        w[j] = s0 + s1;
+        w[j + h] = d0 + d1;
+        w[j + 2 * h] = s0 - s1;
+        w[j + 3 * h] = d0 - d1;
+      }
+    }
+  }
+  if (h < n) {
+    for (let i = from; i < end; i += 2 * h) {
       for (let j = i; j < i + h; j++) {
         const a = w[j];
         const b = w[j + h];
@@ -77,8 +119,7 @@ function fwht(w: Float64Array, from: number, n: number, scale: number): void {
       }
     }
   }
-  for (let i = from; i < from + n; i++) w[i] *= scale;
+  for (let i = from; i < end; i++) w[i] *= scale;
 }
-
 /** The default rotation seed (any 64-bit value works; segments store the one they used). */
 export const DEFAULT_ROTATION_SEED = 0x5eed_0f_0a_5ca1en;
