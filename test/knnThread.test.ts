@@ -53,26 +53,53 @@ describe('FirstPhasePlacement', () => {
     return c.onCaller;
   };
 
-  it('measures both placements, then takes the faster and re-measures the other every 32nd choice', () => {
+  /** The adaptive choices (1-based) that explored, among the next `n`. */
+  const explores = (p: FirstPhasePlacement, n: number, ms: (onCaller: boolean) => number) => {
+    const at: number[] = [];
+    for (let i = 1; i <= n; i++) {
+      const c = p.choose('adaptive', true);
+      p.done(c, ms(c.onCaller));
+      if (c.sample === 'explored') at.push(i);
+    }
+    return at;
+  };
+
+  it('measures both placements, takes the faster, and re-measures the other ever more rarely while it stays clearly slower', () => {
     const p = new FirstPhasePlacement();
     const callerFast = (onCaller: boolean) => (onCaller ? 0.5 : 2.0);
     expect(run(p, callerFast)).toBe(true);
     expect(run(p, callerFast)).toBe(false);
-    const picks = Array.from({ length: 62 }, () => run(p, callerFast)); // choices 3..64
-    expect(picks.filter((c) => !c)).toHaveLength(2); // 32 and 64 explore the executor
-    expect(picks[32 - 3]).toBe(false);
-    // The executor gets faster: within three explores (96 choices) it takes over, and keeps it.
+    // Explores after 32 choices, then 64, 128, 256, and every 512 from there on.
+    expect(explores(p, 2000, callerFast)).toEqual([32, 96, 224, 480, 992, 1504]);
+  });
+
+  it('explores every 32nd choice while the other placement is competitive (within 1.25x)', () => {
+    const p = new FirstPhasePlacement();
+    const close = (onCaller: boolean) => (onCaller ? 0.5 : 0.6);
+    run(p, close);
+    run(p, close);
+    expect(explores(p, 200, close)).toEqual([32, 64, 96, 128, 160, 192]);
+  });
+
+  it('a placement that became faster is seen at the next explore and takes over within two more', () => {
+    const p = new FirstPhasePlacement();
+    const callerFast = (onCaller: boolean) => (onCaller ? 0.5 : 2.0);
+    run(p, callerFast);
+    run(p, callerFast);
+    explores(p, 1000, callerFast); // backed off to 512
     const executorFast = (onCaller: boolean) => (onCaller ? 0.5 : 0.1);
-    const later = Array.from({ length: 200 }, () => run(p, executorFast));
+    const later = Array.from({ length: 700 }, () => run(p, executorFast));
     const takeover = later.findIndex((c, i) => later.slice(i, i + 31).every((x) => !x));
     expect(takeover).toBeGreaterThanOrEqual(0);
-    expect(takeover).toBeLessThan(3 * 32);
+    expect(takeover).toBeLessThan(512 + 2 * 32);
   });
 
   it('after one lucky explored sample wins wrongly, the preferred-rate average takes the placement back within a few searches', () => {
     const p = new FirstPhasePlacement();
     const callerSlightlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.8);
-    for (let i = 0; i < 63; i++) run(p, callerSlightlyFaster); // choice 64 is the next explore
+    run(p, callerSlightlyFaster);
+    run(p, callerSlightlyFaster);
+    for (let i = 0; i < 31; i++) run(p, callerSlightlyFaster); // the 32nd choice is the next explore
     expect(run(p, (onCaller) => (onCaller ? 0.5 : 0.01))).toBe(false); // lucky: the executor's average 0.8 -> 0.405
     const after = Array.from({ length: 20 }, () => run(p, callerSlightlyFaster));
     expect(after[0]).toBe(false); // the lucky sample won ...
