@@ -49,13 +49,13 @@ describe('a search chooses per segment, and says what it chose', () => {
   }
 
   it('a small beam keeps the large segment\'s graph; a beam near the segment size scans the small segment', async () => {
-    // 3000 docs at ef 20: the graph, well within its visit limit of 1000; the 600-doc segment may
-    // reach its limit of 200 visits and be scanned instead
+    // 3000 docs at ef 20: the graph, well within its visit limit of 750; the 600-doc segment may
+    // reach its limit of 150 visits and be scanned instead
     const small = await rewrite(10, 20);
     expect(small.stats.exhaustiveSegments).toBeLessThanOrEqual(1);
     expect(small.stats.visited).toBeLessThan(3600);
     const large = await rewrite(10, 150);
-    // 600 docs: 4 x 150 expected visits >= 600 / 3, so the small segment is scanned
+    // 600 docs: 4 x 150 expected visits >= 600 / 4, so the small segment is scanned
     expect(large.stats.exhaustiveSegments).toBeGreaterThanOrEqual(1);
     expect(large.stats.visited).toBeGreaterThanOrEqual(600);
   });
@@ -76,13 +76,28 @@ describe('a search chooses per segment, and says what it chose', () => {
     const vi = await openIndex(index.dir);
     try {
       const r = await vi.search(index.queries.subarray(dims, 2 * dims), { k: 10, oversample: 20, profile: true });
-      // k x oversample = 200 candidates, beam 800: the 600-doc segment is scanned, and the
-      // 3000-doc one too (4 x 800 visits cost more than 3000 / 3 scanned docs)
+      // k x oversample = 200 candidates, beam 1600: the 600-doc segment is scanned, and the
+      // 3000-doc one too (4 x 1600 visits cost more than 3000 / 4 scanned docs)
       expect(r.stats.exhaustiveSegments).toBe(2);
       expect(r.stats.profile!.segments.map((s) => s.strategy)).toEqual(['exhaustive', 'exhaustive']);
       const r2 = await vi.search(index.queries.subarray(dims, 2 * dims), { k: 5, oversample: 1, numCandidates: 10, profile: true });
       expect(r2.stats.profile!.segments.map((s) => s.strategy)).toContain('hnsw');
       expect(r2.stats.exhaustiveSegments).toBe(r2.stats.profile!.segments.filter((s) => s.strategy === 'exhaustive').length);
+    } finally {
+      await vi.close();
+    }
+  });
+
+  it('VectorIndex.search forces a strategy with segmentSearch, and refuses an unknown one by name', async () => {
+    const vi = await openIndex(index.dir);
+    try {
+      const q = index.queries.subarray(0, dims);
+      const scan = await vi.search(q, { k: 5, oversample: 1, numCandidates: 10, segmentSearch: 'exhaustive' });
+      expect(scan.stats.exhaustiveSegments).toBe(2);
+      expect(scan.stats.visited).toBe(3600);
+      const graph = await vi.search(q, { k: 5, oversample: 1, numCandidates: 10, segmentSearch: 'hnsw' });
+      expect(graph.stats.exhaustiveSegments).toBe(0);
+      await expect(vi.search(q, { k: 5, segmentSearch: 'flat' as never })).rejects.toThrow(/segmentSearch must be one of auto, hnsw, exhaustive, got flat/);
     } finally {
       await vi.close();
     }

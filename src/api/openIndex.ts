@@ -35,14 +35,19 @@ import {
 
 /** The HNSW beam per segment when the caller gives none (raised to k x oversample when smaller). */
 export const DEFAULT_NUM_CANDIDATES = 100;
+const SEGMENT_SEARCHES: readonly string[] = ['auto', 'hnsw', 'exhaustive'];
 /**
  * Without num_candidates, the beam is also at least this many times the k x oversample
  * candidates kept: a beam of exactly k' returns the graph's noisy top k' of 1-bit scores.
- * bench:recall (Fashion-MNIST cosine, 1-bit rotated, one 60k segment): HNSW against the exhaustive
- * scan at equal candidates, oversample 5: 0.974 vs 0.987 with ef = max(100, k'); 0.979 with
- * 4 k'; oversample 10: 0.983 / 0.991 vs 0.997, for 2.0 -> 2.7 ms.
+ * bench:recall, HNSW minus the exhaustive scan at equal candidates, recall@10 (1000 queries):
+ * - Fashion-MNIST cosine (1-bit rotated, one 60k segment), os5: -0.013 with ef = max(100, k'),
+ *   -0.008 with 4 k';
+ * - `prescore gen` 1M x 1024 as built (8 x 131k segments), os1 / os2 / os3 / os5: 4 k' -0.006 /
+ *   -0.012 / -0.011 / -0.008; 6 k' -0.006 / -0.010 / -0.009 / -0.007; 8 k' -0.006 / -0.008 /
+ *   -0.006 / -0.006, for 1.55x the visits of 4 k' at os3 (10,044 vs 6,487 per query) and
+ *   +10-15% per warm search.
  */
-export const DEFAULT_EF_PER_CANDIDATE = 4;
+export const DEFAULT_EF_PER_CANDIDATE = 8;
 
 export interface OpenIndexOptions {
   /** Name reported by describe() and used by the HTTP API; default the directory's base name. */
@@ -190,6 +195,9 @@ class SearchableIndex implements VectorIndex {
     if (options.numCandidates !== undefined && !(Number.isInteger(options.numCandidates) && options.numCandidates >= k && options.numCandidates <= MAX_NUM_CANDIDATES)) {
       throw new RangeError(`numCandidates must be an integer in [k, ${MAX_NUM_CANDIDATES}], got ${options.numCandidates}`);
     }
+    if (options.segmentSearch !== undefined && !SEGMENT_SEARCHES.includes(options.segmentSearch)) {
+      throw new RangeError(`segmentSearch must be one of ${SEGMENT_SEARCHES.join(', ')}, got ${String(options.segmentSearch)}`);
+    }
     if (vector.length !== this.dims) throw new RangeError(`vector has ${vector.length} dims, index ${this.name} has ${this.dims}`);
     if (this.reader.field.similarity === VectorSimilarityFunction.COSINE && vector.every((x) => x === 0)) {
       throw new RangeError(`the query vector is all zeros; cosine similarity is undefined for a zero vector (index ${this.name} is cosine)`);
@@ -205,6 +213,7 @@ class SearchableIndex implements VectorIndex {
         : Math.min(MAX_NUM_CANDIDATES, Math.max(candidates * DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES)),
       firstPhase: this.firstPhase.firstPhase,
       lookahead: this.firstPhase.lookahead,
+      segmentSearch: options.segmentSearch,
     });
     const query = RescoreTopNQuery.createFullPrecisionRescorerQuery(knn, vector, field, k);
     profiler?.phase('library.prepare', enteredAt);

@@ -41,6 +41,12 @@ export interface SearchOptions {
   readonly rescoreThread?: RescoreThread;
   /** Where the first phase runs (default: the index's, `adaptive`). Results are identical on every placement. */
   readonly knnThread?: KnnThread;
+  /**
+   * How each segment's first phase is searched: `auto` (default: its HNSW graph, or a flat scan of
+   * its codes where the scan is cheaper), `hnsw`, or `exhaustive` (every code scored: the recall
+   * ceiling of the codes at k x oversample candidates, which bench:recall compares HNSW against).
+   */
+  readonly segmentSearch?: 'auto' | 'hnsw' | 'exhaustive';
 }
 
 export interface SearchHit {

@@ -8,9 +8,15 @@
  *   npm run bench:recall -- [--sets fmnist-cosine,fmnist-euclidean,minilm,gen] [--queries 1000]
  *     [--gen-dir /work/bench/gen-1m-1024] [--gen-queries 1000] [--matrix full|default|lean|hnsw] [--bits 1,2]
  *     [--oversample 1,3,5] [--phase exhaustive] [--intervals lucene,unbiased] [--rotation on|off] [--json out.json]
+ *     [--gen-index /work/bench/idx-1m-1024-scale]
+ *
+ * `--gen-index DIR`: the gen set's rows are instead the service's own search on DIR, a `prescore
+ * build` of that set with the build's defaults (recallServed.ts): exhaustive and HNSW first phase,
+ * each with the service's rescoring; their ms are whole searches. The in-process HNSW rows build
+ * one graph over the whole set and stop at --gen-hnsw-docs (200k) docs.
  *
  * Candidates: the first phase keeps k' = k x oversample per query; HNSW searches with
- * ef = max(num_candidates = 100, 4 x k'), as the service does by default (DEFAULT_EF_PER_CANDIDATE).
+ * ef = max(num_candidates = 100, DEFAULT_EF_PER_CANDIDATE (8) x k'), as the service does by default.
  * Exact rescoring uses float64 similarities; recall is tie-aware (recallData.ts).
  *
  * `--matrix hnsw` is the graph-vs-exhaustive diagnostic: per set, the default 1-bit codes
@@ -39,6 +45,7 @@ import type { RandomVectorScorerSupplier } from '../../segments/hnsw/RandomVecto
 import { Fp32ScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { fashionMnist, genSet, miniLm, recallOf, type RecallSet } from './recallData.js';
+import { servedRows } from './recallServed.js';
 import { table } from './benchData.js';
 import { loadavg } from 'node:os';
 import { DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
@@ -50,6 +57,8 @@ const { values } = parseArgs({
     'gen-dir': { type: 'string' },
     'gen-queries': { type: 'string' },
     'gen-hnsw-docs': { type: 'string' },
+    /** A `prescore build` of the gen set: its rows are then the service's own search on it (recallServed.ts). */
+    'gen-index': { type: 'string' },
     'multibit-queries': { type: 'string' },
     matrix: { type: 'string' },
     json: { type: 'string' },
@@ -82,10 +91,12 @@ interface Config {
   readonly hnsw: boolean;
   /** Build the graph on fp32 similarities instead of the quantized estimator (diagnostic). */
   readonly fp32Graph?: boolean;
-  /** HNSW ef = max(num_candidates, efFactor x k'); default the service's DEFAULT_EF_PER_CANDIDATE (4). */
+  /** HNSW ef = max(num_candidates, efFactor x k'); default the service's DEFAULT_EF_PER_CANDIDATE. */
   readonly efFactor?: number;
   /** Skip the exhaustive row (diagnostic matrices). */
   readonly hnswOnly?: boolean;
+  /** The row is the service's search on this built index (recallServed.ts); its ms are whole searches. */
+  readonly servedIndex?: string;
 }
 
 function matrix(set: RecallSet): Config[] {
@@ -308,7 +319,7 @@ function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: numbe
 }
 
 function label(c: Config): string {
-  return `${c.bits}-bit${c.rotate ? ' rot' : ''}${c.centroid === 'mean' ? ' mean-c' : ''}${c.intervals ? ` ${c.intervals}-iv` : ''}${c.fp32Graph ? ' fp32-graph' : ''}${c.efFactor ? ` ef=${c.efFactor}k'` : ''}`;
+  return `${c.bits}-bit${c.rotate ? ' rot' : ''}${c.centroid === 'mean' ? ' mean-c' : ''}${c.intervals ? ` ${c.intervals}-iv` : ''}${c.fp32Graph ? ' fp32-graph' : ''}${c.efFactor ? ` ef=${c.efFactor}k'` : ''}${c.servedIndex ? ' built index' : ''}`;
 }
 
 const wanted = (values.sets ?? 'fmnist-cosine,fmnist-euclidean,minilm,gen').split(',');
@@ -330,6 +341,18 @@ for (const name of wanted) {
   } else throw new Error(`unknown set ${name}`);
   const hnswDocs = Number(values['gen-hnsw-docs'] ?? 200_000);
   process.stderr.write(`bench:recall: ${set.name}: ${set.base.size} x ${set.dims} ${set.similarity.userName}, ${set.queries.length} queries\n`);
+  if (name === 'gen' && values['gen-index']) {
+    for (const r of await servedRows(set, values['gen-index'], OVERSAMPLES, K)) {
+      const config: Config = {
+        bits: r.bits as DocBits, rotate: r.rotated, centroid: set.similarity === VectorSimilarityFunction.COSINE ? 'mean' : 'lucene', hnsw: true, servedIndex: values['gen-index'],
+      };
+      const row: Row = { set: set.name, config, phase: r.phase, recall: r.recall, firstPhaseMs: r.searchMs, rescoreMs: {}, bytesPerVector: r.bytesPerVector, buildMs: NaN, visited: r.visited };
+      all.push(row);
+      process.stderr.write(`  ${label(config).padEnd(24)} ${r.phase.padEnd(10)} ${OVERSAMPLES.map((os) => `os${os} ${r.recall[os].toFixed(3)}`).join('  ')}\n`);
+    }
+    set.close();
+    continue;
+  }
   const bitsFilter = values.bits ? new Set(values.bits.split(',').map(Number)) : null;
   const intervalRules = values.intervals ? (values.intervals.split(',') as IntervalRule[]) : [undefined];
   const rotationFilter = values.rotation === undefined ? null : values.rotation === 'on';
@@ -348,10 +371,11 @@ for (const name of wanted) {
 
 const header = ['set', 'codes', 'first phase', ...OVERSAMPLES.map((os) => `os${os}`), 'fp ms@os5', 'rescore ms@os5', 'visits/q@os5', 'B/vec'];
 const out = [
-  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, 4 x k x oversample), the service's default), recall@10 after exact rescoring of k x oversample; ` +
+  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, ${DEFAULT_EF_PER_CANDIDATE} x k x oversample), the service's default), recall@10 after exact rescoring of k x oversample; ` +
     `${started.toISOString()}, load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
   '',
-  table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? NaN, Math.round(r.visited[5] ?? NaN), r.bytesPerVector])),
+  table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? '-', Math.round(r.visited[5] ?? NaN), r.bytesPerVector])),
+  ...(all.some((r) => r.config.servedIndex) ? ['', "built index rows: the service's search on the index (recallServed.ts); their ms are whole searches (first phase + the service's rescoring), B/vec what the open index holds."] : []),
   ...gapTable(all),
 ].join('\n');
 process.stdout.write(`${out}\n`);
@@ -363,7 +387,7 @@ if (values.json) writeFileSync(values.json, JSON.stringify(all, null, 2));
  * per doc (what SegmentSearchPlan's VISIT_COST_IN_SCANNED_DOCS models).
  */
 function gapTable(rows: readonly Row[]): string[] {
-  const key = (r: Row) => `${r.set}|${r.config.bits}|${r.config.rotate}|${r.config.centroid}|${r.config.intervals}`;
+  const key = (r: Row) => `${r.set}|${r.config.bits}|${r.config.rotate}|${r.config.centroid}|${r.config.intervals}|${r.config.servedIndex}`;
   const exhaustive = new Map(rows.filter((r) => r.phase === 'exhaustive').map((r) => [key(r), r]));
   const body: (string | number)[][] = [];
   for (const r of rows) {
