@@ -9,6 +9,7 @@ import { IndexSearcher } from '../src/api/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
 import { RescoreTopNQuery } from '../query/RescoreTopNQuery.js';
 import { PREFETCH_POLICIES, RESIDENT_STREAK } from '../query/prefetch/PrefetchPolicy.js';
+import { COLD_CALLER_CANDIDATES } from '../query/rescore/Rescorer.js';
 import type { SearchOutcome } from '../query/IndexSearcher.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 
@@ -46,26 +47,42 @@ describe('rescoring placement (RescoreThread)', () => {
     }
   });
 
-  it('adaptively moves rescoring to the calling thread once every touched file is believed resident, and back when a probe misses', async () => {
+  it('adaptively moves a long ring to the calling thread once every touched file is believed resident, and back when a probe misses', async () => {
     const s = new IndexSearcher(DirectoryReader.open(t.dir));
-    const first = await s.search(rescoreQuery(query(0), 10, 60), 10, { readPath: 'mmap+parallel' });
+    const long = COLD_CALLER_CANDIDATES + 16;
+    const first = await s.search(rescoreQuery(query(0), 10, long), 10, { readPath: 'mmap+parallel' });
     expect(first.stats.rescoredOn).toBe('executor');
     // The freshly written files are in the page cache: every probe hits, the streak grows.
     let warm: SearchOutcome | undefined;
     for (let i = 0; i < (3 * RESIDENT_STREAK) / 20 && warm === undefined; i++) {
-      const o = await s.search(rescoreQuery(query(i % 20), 10, 60), 10, { readPath: 'mmap+parallel' });
+      const o = await s.search(rescoreQuery(query(i % 20), 10, long), 10, { readPath: 'mmap+parallel' });
       if (o.stats.rescoredOn === 'caller') warm = o;
     }
     expect(warm?.stats.rescoredOn).toBe('caller');
     expect(warm?.stats.readsBeforePrefetch).toBe(0);
     // A missed probe resets a file's streak (as after eviction): that search goes back to the workers.
     s.policyState.fill(0);
-    const after = await s.search(rescoreQuery(query(1), 10, 60), 10, { readPath: 'mmap+parallel' });
+    const after = await s.search(rescoreQuery(query(1), 10, long), 10, { readPath: 'mmap+parallel' });
     expect(after.stats.rescoredOn).toBe('executor');
     // The stock baseline and the io_uring path never move.
     for (const readPath of ['mmap', 'pread'] as const) {
       expect((await searcher.search(rescoreQuery(query(2), 10, 60), 10, { readPath, rescoreThread: 'adaptive' })).stats.rescoredOn).toBe('executor');
     }
+  });
+
+  it('runs a short cold ring on the calling thread while the executor is idle, and on the workers while other tasks are in flight', async () => {
+    const real = Executor.get();
+    let otherTasks = 0;
+    const executor = { threads: real.threads, get pending() { return otherTasks; }, run: real.run.bind(real) };
+    const s = new IndexSearcher(DirectoryReader.open(t.dir), { executor });
+    const short = rescoreQuery(query(3), 10, COLD_CALLER_CANDIDATES);
+    // No file is believed resident yet: only the ring's length and the idle executor decide.
+    otherTasks = 1;
+    expect((await s.search(short, 10, { readPath: 'mmap+parallel' })).stats.rescoredOn).toBe('executor');
+    otherTasks = 0;
+    expect((await s.search(short, 10, { readPath: 'mmap+parallel' })).stats.rescoredOn).toBe('caller');
+    expect((await s.search(rescoreQuery(query(3), 10, COLD_CALLER_CANDIDATES + 1), 10, { readPath: 'mmap+parallel' })).stats.rescoredOn).toBe('executor');
+    expect((await s.search(short, 10, { readPath: 'mmap+parallel', rescoreThread: 'executor' })).stats.rescoredOn).toBe('executor');
   });
 });
 
