@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../executor/packageRoot.js';
-import { openIndex, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
+import { openIndex, DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
 import { DEFAULT_OVERSAMPLE } from '../api/types.js';
 import { DEMO } from '../startCommand.js';
 import { listCommitGenerations } from '../../segments/index/CommitPoint.js';
@@ -41,7 +41,7 @@ try {
       sums.set(o, sums.get(o)! + recallAt(10, hits, truth[q]!));
     }
   }
-  console.log(`demo (${ds.n} x ${ds.dim} cosine, ${vectors.length} queries), k=10, num_candidates ${DEFAULT_NUM_CANDIDATES} (default):`);
+  console.log(`demo (${ds.n} x ${ds.dim} cosine, ${vectors.length} queries), k=10, default beam (${DEFAULT_EF_PER_CANDIDATE} x k x oversample + ${DEFAULT_NUM_CANDIDATES}):`);
   for (const o of oversamples) {
     console.log(`  oversample ${o}${o === DEFAULT_OVERSAMPLE ? ' (default)' : ''}: recall@10 ${(sums.get(o)! / vectors.length).toFixed(3)}`);
   }

@@ -7,6 +7,7 @@
  *
  *   npm run bench:profile -- [--n 200000] [--dim 768] [--queries 500] [--k 10] [--oversample 5]
  *     [--variants mmap+parallel#adaptive,mmap+parallel#executor,...] [--threads 2] [--no-profile]
+ *     [--num-candidates N] (default: the service's default beam, 4 x k x oversample + 100)
  *
  * A variant is `readPath[@policy][#rescorePlacement][~knnPlacement]` (each adaptive | executor |
  * caller; absent: the default, adaptive).
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     oversample: { type: 'string' },
     variants: { type: 'string' },
     threads: { type: 'string' },
+    'num-candidates': { type: 'string' },
     'no-profile': { type: 'boolean' },
   },
 });
@@ -39,6 +41,7 @@ const profile = values['no-profile'] !== true;
 const variants = (values.variants ?? 'mmap+parallel,mmap+parallel#executor~executor,mmap+prefetch,mmap,pread').split(',');
 const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 500));
 const index = await openIndex(ds.indexDir, { threads: values.threads ? Number(values.threads) : undefined });
+const numCandidates = values['num-candidates'] ? Number(values['num-candidates']) : undefined;
 
 interface Variant {
   readonly label: string;
@@ -99,7 +102,7 @@ for (let pass = 0; pass < 2; pass++) {
     for (let j = 0; j < parsed.length; j++) {
       const v = parsed[(i + j) % parsed.length]!;
       const t0 = performance.now();
-      const r = await index.search(vectors[i]!, { k, oversample, numCandidates: 100, readPath: v.readPath, prefetchPolicy: v.policy, rescoreThread: v.placement, knnThread: v.knn, profile });
+      const r = await index.search(vectors[i]!, { k, oversample, numCandidates, readPath: v.readPath, prefetchPolicy: v.policy, rescoreThread: v.placement, knnThread: v.knn, profile });
       const ms = performance.now() - t0;
       if (pass === 0) continue;
       const s = samples.get(v.label)!;
@@ -122,7 +125,7 @@ const rows = parsed.map((v) => {
 });
 const fastest = Math.min(...rows.map((r) => r[1] as number));
 const lines = [
-  `bench:profile  ${ds.n.toLocaleString()} x ${ds.dim}, k=${k}, oversample ${oversample}, num_candidates 100, warm, single stream, ${vectors.length} queries x ${parsed.length} variants interleaved${profile ? ', profiled' : ''}`,
+  `bench:profile  ${ds.n.toLocaleString()} x ${ds.dim}, k=${k}, oversample ${oversample}, ${numCandidates === undefined ? 'default beam' : `num_candidates ${numCandidates}`}, warm, single stream, ${vectors.length} queries x ${parsed.length} variants interleaved${profile ? ', profiled' : ''}`,
   table(['variant', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms', `recall@${k}`, 'searched on caller', 'rescored on caller'], rows),
   `p50 vs fastest: ${rows.map((r) => `${r[0]} +${(((r[1] as number) / fastest - 1) * 100).toFixed(1)}%`).join(', ')}`,
 ];

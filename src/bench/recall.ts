@@ -16,7 +16,7 @@
  * one graph over the whole set and stop at --gen-hnsw-docs (200k) docs.
  *
  * Candidates: the first phase keeps k' = k x oversample per query; HNSW searches with
- * ef = max(num_candidates = 100, DEFAULT_EF_PER_CANDIDATE (8) x k'), as the service does by default.
+ * ef = 4 k' + 100 (defaultBeam), as the service does by default.
  * Exact rescoring uses float64 similarities; recall is tie-aware (recallData.ts).
  *
  * `--matrix hnsw` is the graph-vs-exhaustive diagnostic: per set, the default 1-bit codes
@@ -48,7 +48,7 @@ import { fashionMnist, genSet, miniLm, recallOf, type RecallSet } from './recall
 import { servedRows } from './recallServed.js';
 import { table } from './benchData.js';
 import { loadavg } from 'node:os';
-import { DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
+import { DEFAULT_NUM_CANDIDATES, defaultBeam } from '../api/openIndex.js';
 
 const { values } = parseArgs({
   options: {
@@ -91,7 +91,7 @@ interface Config {
   readonly hnsw: boolean;
   /** Build the graph on fp32 similarities instead of the quantized estimator (diagnostic). */
   readonly fp32Graph?: boolean;
-  /** HNSW ef = max(num_candidates, efFactor x k'); default the service's DEFAULT_EF_PER_CANDIDATE. */
+  /** HNSW ef = max(num_candidates, efFactor x k') when set; default the service's defaultBeam(k'). */
   readonly efFactor?: number;
   /** Skip the exhaustive row (diagnostic matrices). */
   readonly hnswOnly?: boolean;
@@ -299,7 +299,7 @@ function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: numbe
     for (let qi = 0; qi < nq; qi++) {
       const s0 = performance.now();
       f.setQuery(set.queries[qi]);
-      const r = searcher.search(f.scorer, kPrime, Math.max(NUM_CANDIDATES, (cfg.efFactor ?? DEFAULT_EF_PER_CANDIDATE) * kPrime));
+      const r = searcher.search(f.scorer, kPrime, cfg.efFactor ? Math.max(NUM_CANDIDATES, cfg.efFactor * kPrime) : defaultBeam(kPrime));
       ms += performance.now() - s0;
       vis += r.visited;
       const r0 = performance.now();
@@ -371,7 +371,7 @@ for (const name of wanted) {
 
 const header = ['set', 'codes', 'first phase', ...OVERSAMPLES.map((os) => `os${os}`), 'fp ms@os5', 'rescore ms@os5', 'visits/q@os5', 'B/vec'];
 const out = [
-  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, ${DEFAULT_EF_PER_CANDIDATE} x k x oversample), the service's default), recall@10 after exact rescoring of k x oversample; ` +
+  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = 4 x k x oversample + nc, the service's default), recall@10 after exact rescoring of k x oversample; ` +
     `${started.toISOString()}, load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
   '',
   table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? '-', Math.round(r.visited[5] ?? NaN), r.bytesPerVector])),

@@ -12,7 +12,7 @@
  *
  *   npm run bench:scale -- [--sizes 1000000,5000000] [--dim 1024] [--queries 1000]
  *     [--workers 1,2,4] [--threads 2] [--headroom-mib 1024] [--rate 100] [--duration 60s]
- *     [--delete-base 5000000] [--probe-limit-gib 12]
+ *     [--delete-base 5000000] [--probe-limit-gib 12] [--num-candidates N (default: the service's beam)]
  *   npm run bench:scale -- --sweep ...   (segment-size sweep on 1M: see scaleSweep.ts)
  *
  * --delete-base N,...: delete those sizes' base.fvecs once their index is built (the queries and
@@ -54,6 +54,7 @@ const { values } = parseArgs({
     duration: { type: 'string' },
     'delete-base': { type: 'string' },
     'probe-limit-gib': { type: 'string' },
+    'num-candidates': { type: 'string' },
   },
 });
 const list = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map((x) => Number(x.replace(/_/g, ''))) : dflt);
@@ -76,7 +77,8 @@ const deleteBase = new Set(list(values['delete-base'], []));
 // The memory probes run uncapped by the benchmark's cap but inside this safety limit, so that
 // per-worker copies of a large index cannot push the shared machine out of memory.
 const probeLimit = Number(values['probe-limit-gib'] ?? 12) * 2 ** 30;
-const NUM_CANDIDATES = 100;
+/** The HNSW beam of every search: the service's default (4 x k x oversample + 100) unless --num-candidates. */
+const NUM_CANDIDATES = values['num-candidates'] ? Number(values['num-candidates']) : undefined;
 const support = memoryCgroupSupport();
 const loadBefore = loadAverage();
 
@@ -174,7 +176,7 @@ const rows: (string | number)[][] = [
   row('first phase side by side p50 / p99 ms', (_, i) => `${fmt(sideBySideSummary[i].p50)} / ${fmt(sideBySideSummary[i].p99)}`),
 ];
 const lines = [
-  `bench:scale  ${dim}-dim cosine (prescore gen), ${queryCount} queries, num_candidates ${NUM_CANDIDATES}, oversample 5 unless noted, ${threads} executor threads`,
+  `bench:scale  ${dim}-dim cosine (prescore gen), ${queryCount} queries, ${NUM_CANDIDATES === undefined ? 'default beam' : `num_candidates ${NUM_CANDIDATES}`}, oversample 5 unless noted, ${threads} executor threads`,
   `${support.ok ? 'cgroup v1 memory limit per server' : `no cgroup (${support.reason}): eviction only`}; fp32 evicted before every server start; load average ${loadBefore} before, ${loadAfter} after`,
   '',
   table(['', ...cols], rows),
@@ -320,7 +322,7 @@ async function singleStream(url: string, vectors: readonly Float32Array[], truth
   const firstPhase: number[] = [];
   let recall = 0;
   for (let i = 0; i < vectors.length; i++) {
-    const body = JSON.stringify({ vector: Array.from(vectors[i]), k, num_candidates: Math.max(k, NUM_CANDIDATES), oversample });
+    const body = JSON.stringify({ vector: Array.from(vectors[i]), k, ...(NUM_CANDIDATES === undefined ? {} : { num_candidates: Math.max(k, NUM_CANDIDATES) }), oversample });
     const t0 = performance.now();
     const res = await fetch(`${url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const json = (await res.json()) as { hits: { id: string }[]; stats: { timings: { first_phase_ms: number } } };

@@ -6,7 +6,7 @@
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_OVERSAMPLE, READ_PATHS, type ReadPath, type VectorIndex } from '../api/types.js';
-import { DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
+import { DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from './options.js';
 import { WarmUpError } from './warmUp.js';
 import { startServer, type RunningServer } from './server.js';
@@ -100,8 +100,8 @@ export function serveUsage(): string {
     ...rows,
     `  ${'--help'.padEnd(26)}this text`,
     '',
-    `Search defaults (per request: num_candidates, oversample): num_candidates ${DEFAULT_NUM_CANDIDATES}, oversample ${DEFAULT_OVERSAMPLE}`,
-    '(recall@10 0.922 on the demo at k=10; oversample 3: 0.872; measured by `npm run bench:defaults`).',
+    `Search defaults (per request: num_candidates, oversample): num_candidates ${DEFAULT_EF_PER_CANDIDATE} x k x oversample + ${DEFAULT_NUM_CANDIDATES}, oversample ${DEFAULT_OVERSAMPLE}`,
+    '(recall@10 0.926 on the demo at k=10; oversample 3: 0.885; measured by `npm run bench:defaults`).',
     '',
     'Flags override environment variables. SIGTERM/SIGINT: stop accepting, answer every request',
     'already received, then exit 0 (bounded by --drain-timeout-ms). SIGHUP or POST /:index/_refresh:',
