@@ -76,8 +76,8 @@ describe('a search chooses per segment, and says what it chose', () => {
     const vi = await openIndex(index.dir);
     try {
       const r = await vi.search(index.queries.subarray(dims, 2 * dims), { k: 10, oversample: 20, profile: true });
-      // k x oversample = 200 candidates, beam 900: the 600-doc segment is scanned, and the
-      // 3000-doc one too (4 x 900 visits cost more than 3000 / 4 scanned docs)
+      // k x oversample = 200 candidates, beam 800: the 600-doc segment is scanned, and the
+      // 3000-doc one too (4 x 800 visits cost more than 3000 / 4 scanned docs)
       expect(r.stats.exhaustiveSegments).toBe(2);
       expect(r.stats.profile!.segments.map((s) => s.strategy)).toEqual(['exhaustive', 'exhaustive']);
       const r2 = await vi.search(index.queries.subarray(dims, 2 * dims), { k: 5, oversample: 1, numCandidates: 10, profile: true });

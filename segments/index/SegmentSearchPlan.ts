@@ -19,8 +19,8 @@ export type SegmentStrategy = 'hnsw' | 'exhaustive';
  * One graph visit costs this many flat-scanned docs: a visit scores a random record (cache
  * misses) and pushes onto two heaps, a scanned doc is streamed. Measured by bench:recall's gap
  * table ("visit/doc cost": ms per visited doc of the HNSW row over ms per doc of the exhaustive
- * row, same codes, one process, oversample 5): 3.6-4.9 on Fashion-MNIST (60k x 784), 4.25 on the
- * built gen 1M x 1024 index (whole searches), 1.6 on MiniLM's 680 docs (all in cache).
+ * row, same codes, one process, oversample 5): 2.9-5.2 on Fashion-MNIST (60k x 784), 4.3-5.6 on the
+ * built gen 1M x 1024 index (whole searches), 1.3-1.6 on MiniLM's 680 docs (all in cache).
  */
 export const VISIT_COST_IN_SCANNED_DOCS = 4;
 

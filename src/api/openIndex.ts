@@ -33,25 +33,27 @@ import {
   type VectorIndex,
 } from './types.js';
 
-/** The HNSW beam per segment when the caller gives none (raised to k x oversample when smaller). */
-export const DEFAULT_NUM_CANDIDATES = 100;
+/** The smallest HNSW beam per segment when the caller gives none (see defaultBeam). */
+export const DEFAULT_NUM_CANDIDATES = 200;
 const SEGMENT_SEARCHES: readonly string[] = ['auto', 'hnsw', 'exhaustive'];
 /**
- * Without num_candidates, the beam is DEFAULT_EF_PER_CANDIDATE x the k x oversample candidates
- * kept plus DEFAULT_NUM_CANDIDATES (defaultBeam): a beam of exactly k' returns the graph's noisy
+ * Without num_candidates, the beam is max(DEFAULT_NUM_CANDIDATES, DEFAULT_EF_PER_CANDIDATE x the
+ * k x oversample candidates kept) (defaultBeam): a beam of exactly k' returns the graph's noisy
  * top k' of 1-bit scores, and at small k' a proportional margin alone is too narrow.
  * bench:recall, HNSW minus the exhaustive scan at equal candidates, recall@10, 1000 queries,
  * `prescore gen` 1M x 1024 as built (8 x 131k segments), os1 / os2 / os3 / os5 / os10:
  * - max(100, 4 k') (the previous default): -0.006 / -0.012 / -0.011 / -0.008, 8,920 visits at os5;
- * - max(100, 8 k'): -0.006 / -0.008 / -0.006 / -0.006 / -0.004, 14,244 visits;
- * - 4 k' + 100: -0.004 / -0.008 / -0.007 / -0.007 / -0.006, 11,649 visits (+31% over 4 k').
+ * - max(200, 4 k'): -0.003 / -0.007 / -0.008 / -0.008 / -0.007, the same 8,920 visits at os5;
+ * - 4 k' + 100: -0.004 / -0.008 / -0.007 / -0.007 / -0.006, 11,649 visits at os5, and warm
+ *   (bench:profile 200k x 768, os5) p50 1.11 ms against 0.96 at beam 200, recall 0.9754 vs 0.9752;
+ * - max(100, 8 k'): -0.006 / -0.008 / -0.006 / -0.006 / -0.004, 14,244 visits.
  * On Fashion-MNIST (one 60k segment) a beam of max(100, k') lost 0.013 at os5, 4 k' 0.008.
  */
 export const DEFAULT_EF_PER_CANDIDATE = 4;
 
 /** The HNSW beam per segment of a search keeping `candidates` (k x oversample) that names no num_candidates. */
 export function defaultBeam(candidates: number): number {
-  return Math.min(MAX_NUM_CANDIDATES, candidates * DEFAULT_EF_PER_CANDIDATE + DEFAULT_NUM_CANDIDATES);
+  return Math.min(MAX_NUM_CANDIDATES, Math.max(DEFAULT_NUM_CANDIDATES, candidates * DEFAULT_EF_PER_CANDIDATE));
 }
 
 export interface OpenIndexOptions {

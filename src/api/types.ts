@@ -21,7 +21,7 @@ export { KNN_THREADS, type KnnThread } from '../../query/knn/KnnThread.js';
 export interface SearchOptions {
   /** Hits to return, in [1, 10000]. */
   readonly k: number;
-  /** Graph beam width per segment (HNSW ef); at least k. Default: 4 x k x oversample + 100 (defaultBeam in openIndex.ts). */
+  /** Graph beam width per segment (HNSW ef); at least k. Default: max(200, 4 x k x oversample) (defaultBeam in openIndex.ts). */
   readonly numCandidates?: number;
   /** First phase keeps k x oversample candidates for fp32 rescoring, in [1, 100], with k x oversample <= 10000. Default DEFAULT_OVERSAMPLE. */
   readonly oversample?: number;

@@ -41,7 +41,7 @@ try {
       sums.set(o, sums.get(o)! + recallAt(10, hits, truth[q]!));
     }
   }
-  console.log(`demo (${ds.n} x ${ds.dim} cosine, ${vectors.length} queries), k=10, default beam (${DEFAULT_EF_PER_CANDIDATE} x k x oversample + ${DEFAULT_NUM_CANDIDATES}):`);
+  console.log(`demo (${ds.n} x ${ds.dim} cosine, ${vectors.length} queries), k=10, default beam max(${DEFAULT_NUM_CANDIDATES}, ${DEFAULT_EF_PER_CANDIDATE} x k x oversample):`);
   for (const o of oversamples) {
     console.log(`  oversample ${o}${o === DEFAULT_OVERSAMPLE ? ' (default)' : ''}: recall@10 ${(sums.get(o)! / vectors.length).toFixed(3)}`);
   }

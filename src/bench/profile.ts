@@ -7,7 +7,7 @@
  *
  *   npm run bench:profile -- [--n 200000] [--dim 768] [--queries 500] [--k 10] [--oversample 5]
  *     [--variants mmap+parallel#adaptive,mmap+parallel#executor,...] [--threads 2] [--no-profile]
- *     [--num-candidates N] (default: the service's default beam, 4 x k x oversample + 100)
+ *     [--num-candidates N] (default: the service's default beam, max(200, 4 x k x oversample))
  *
  * A variant is `readPath[@policy][#rescorePlacement][~knnPlacement]` (each adaptive | executor |
  * caller; absent: the default, adaptive).

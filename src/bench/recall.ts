@@ -16,7 +16,7 @@
  * one graph over the whole set and stop at --gen-hnsw-docs (200k) docs.
  *
  * Candidates: the first phase keeps k' = k x oversample per query; HNSW searches with
- * ef = 4 k' + 100 (defaultBeam), as the service does by default.
+ * ef = max(200, 4 k') (defaultBeam), as the service does by default.
  * Exact rescoring uses float64 similarities; recall is tie-aware (recallData.ts).
  *
  * `--matrix hnsw` is the graph-vs-exhaustive diagnostic: per set, the default 1-bit codes
@@ -371,7 +371,7 @@ for (const name of wanted) {
 
 const header = ['set', 'codes', 'first phase', ...OVERSAMPLES.map((os) => `os${os}`), 'fp ms@os5', 'rescore ms@os5', 'visits/q@os5', 'B/vec'];
 const out = [
-  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = 4 x k x oversample + nc, the service's default), recall@10 after exact rescoring of k x oversample; ` +
+  `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, 4 x k x oversample), the service's default), recall@10 after exact rescoring of k x oversample; ` +
     `${started.toISOString()}, load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
   '',
   table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? '-', Math.round(r.visited[5] ?? NaN), r.bytesPerVector])),

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DEFAULT_NUM_CANDIDATES, openReader } from '../api/openIndex.js';
+import { openReader } from '../api/openIndex.js';
 import type { ReadPath, RescoreThread } from '../api/types.js';
 import { Executor } from '../executor/Executor.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
@@ -37,6 +37,8 @@ const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024
 const readPath = values['read-path'] as ReadPath;
 const prefetchPolicy = (values.policy ?? 'adaptive') as PrefetchPolicyName;
 const k = Number(values.k ?? 100);
+/** The beam of every search and of the device reference's candidate pass (they must match): the header's num_candidates 100. */
+const NUM_CANDIDATES = 100;
 const oversample = Number(values.oversample ?? 5);
 const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 200));
 const reader = DirectoryReader.open(ds.indexDir);
@@ -51,7 +53,7 @@ if (device) {
   const searcher = new IndexSearcher(reader, { executor: Executor.get() });
   const candidates = Math.ceil(k * oversample);
   for (const v of vectors) {
-    const knn = new KnnFloatVectorQuery(reader.field.name, v, candidates, { numCandidates: Math.max(candidates, DEFAULT_NUM_CANDIDATES) });
+    const knn = new KnnFloatVectorQuery(reader.field.name, v, candidates, { numCandidates: Math.max(candidates, NUM_CANDIDATES) });
     const { topDocs } = await searcher.search(knn, candidates);
     pageSets.push(device.pagesOf(reader, topDocs.scoreDocs.map((d) => d.doc)));
   }
@@ -76,7 +78,7 @@ const run = async () => {
     // Query i's device read right before (even i) or after (odd i) its search, so drift cancels.
     if (device && i % 2 === 0) out.deviceMs.push(device.read(pageSets[i]));
     const t0 = performance.now();
-    const r = await index.search(vectors[i], { k, oversample, numCandidates: 100, readPath });
+    const r = await index.search(vectors[i], { k, oversample, numCandidates: NUM_CANDIDATES, readPath });
     out.latencyMs.push(performance.now() - t0);
     if (device && i % 2 === 1) out.deviceMs.push(device.read(pageSets[i]));
     if (device) out.devicePages += pageSets[i].file.length;
@@ -105,7 +107,7 @@ if (values['read-paths']) {
         const p = paths[(i + j) % paths.length];
         const t0 = performance.now();
         const [readPath, policy] = p.split('@') as [ReadPath, PrefetchPolicyName | undefined];
-        const r = await index.search(vectors[i], { k, oversample, numCandidates: 100, readPath, prefetchPolicy: policy });
+        const r = await index.search(vectors[i], { k, oversample, numCandidates: NUM_CANDIDATES, readPath, prefetchPolicy: policy });
         if (pass === 1) {
           latency.get(p)!.push(performance.now() - t0);
           rescore.get(p)!.push(r.stats.timings.rescoreMs);

@@ -77,7 +77,7 @@ const deleteBase = new Set(list(values['delete-base'], []));
 // The memory probes run uncapped by the benchmark's cap but inside this safety limit, so that
 // per-worker copies of a large index cannot push the shared machine out of memory.
 const probeLimit = Number(values['probe-limit-gib'] ?? 12) * 2 ** 30;
-/** The HNSW beam of every search: the service's default (4 x k x oversample + 100) unless --num-candidates. */
+/** The HNSW beam of every search: the service's default (max(200, 4 x k x oversample)) unless --num-candidates. */
 const NUM_CANDIDATES = values['num-candidates'] ? Number(values['num-candidates']) : undefined;
 const support = memoryCgroupSupport();
 const loadBefore = loadAverage();

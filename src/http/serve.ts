@@ -100,7 +100,7 @@ export function serveUsage(): string {
     ...rows,
     `  ${'--help'.padEnd(26)}this text`,
     '',
-    `Search defaults (per request: num_candidates, oversample): num_candidates ${DEFAULT_EF_PER_CANDIDATE} x k x oversample + ${DEFAULT_NUM_CANDIDATES}, oversample ${DEFAULT_OVERSAMPLE}`,
+    `Search defaults (per request: num_candidates, oversample): num_candidates max(${DEFAULT_NUM_CANDIDATES}, ${DEFAULT_EF_PER_CANDIDATE} x k x oversample), oversample ${DEFAULT_OVERSAMPLE}`,
     '(recall@10 0.926 on the demo at k=10; oversample 3: 0.885; measured by `npm run bench:defaults`).',
     '',
     'Flags override environment variables. SIGTERM/SIGINT: stop accepting, answer every request',
