@@ -53,6 +53,14 @@ describe('FirstPhasePlacement', () => {
     return c.onCaller;
   };
 
+  /** A placement that has measured both sides once. */
+  const measured = (ms: (onCaller: boolean) => number) => {
+    const p = new FirstPhasePlacement();
+    run(p, ms);
+    run(p, ms);
+    return p;
+  };
+
   /** The adaptive choices (1-based) that explored, among the next `n`. */
   const explores = (p: FirstPhasePlacement, n: number, ms: (onCaller: boolean) => number) => {
     const at: number[] = [];
@@ -74,18 +82,14 @@ describe('FirstPhasePlacement', () => {
   });
 
   it('explores every 32nd choice while the other placement is competitive (within 1.25x)', () => {
-    const p = new FirstPhasePlacement();
     const close = (onCaller: boolean) => (onCaller ? 0.5 : 0.6);
-    run(p, close);
-    run(p, close);
+    const p = measured(close);
     expect(explores(p, 200, close)).toEqual([32, 64, 96, 128, 160, 192]);
   });
 
   it('a placement that became faster is seen at the next explore and takes over within two more', () => {
-    const p = new FirstPhasePlacement();
     const callerFast = (onCaller: boolean) => (onCaller ? 0.5 : 2.0);
-    run(p, callerFast);
-    run(p, callerFast);
+    const p = measured(callerFast);
     explores(p, 1000, callerFast); // backed off to 512
     const executorFast = (onCaller: boolean) => (onCaller ? 0.5 : 0.1);
     const later = Array.from({ length: 700 }, () => run(p, executorFast));
@@ -95,10 +99,8 @@ describe('FirstPhasePlacement', () => {
   });
 
   it('after one lucky explored sample wins wrongly, the preferred-rate average takes the placement back within a few searches', () => {
-    const p = new FirstPhasePlacement();
     const callerSlightlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.8);
-    run(p, callerSlightlyFaster);
-    run(p, callerSlightlyFaster);
+    const p = measured(callerSlightlyFaster);
     for (let i = 0; i < 31; i++) run(p, callerSlightlyFaster); // the 32nd choice is the next explore
     expect(run(p, (onCaller) => (onCaller ? 0.5 : 0.01))).toBe(false); // lucky: the executor's average 0.8 -> 0.405
     const after = Array.from({ length: 20 }, () => run(p, callerSlightlyFaster));

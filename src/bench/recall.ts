@@ -342,11 +342,12 @@ for (const name of wanted) {
   const hnswDocs = Number(values['gen-hnsw-docs'] ?? 200_000);
   process.stderr.write(`bench:recall: ${set.name}: ${set.base.size} x ${set.dims} ${set.similarity.userName}, ${set.queries.length} queries\n`);
   if (name === 'gen' && values['gen-index']) {
-    for (const r of await servedRows(set, values['gen-index'], OVERSAMPLES, K)) {
-      const config: Config = {
-        bits: r.bits as DocBits, rotate: r.rotated, centroid: set.similarity === VectorSimilarityFunction.COSINE ? 'mean' : 'lucene', hnsw: true, servedIndex: values['gen-index'],
-      };
-      const row: Row = { set: set.name, config, phase: r.phase, recall: r.recall, firstPhaseMs: r.searchMs, rescoreMs: {}, bytesPerVector: r.bytesPerVector, buildMs: NaN, visited: r.visited };
+    const served = await servedRows(set, values['gen-index'], OVERSAMPLES, K);
+    const config: Config = {
+      bits: served.bits as DocBits, rotate: served.rotated, centroid: set.similarity === VectorSimilarityFunction.COSINE ? 'mean' : 'lucene', hnsw: true, servedIndex: values['gen-index'],
+    };
+    for (const r of served.rows) {
+      const row: Row = { set: set.name, config, phase: r.phase, recall: r.recall, firstPhaseMs: r.searchMs, rescoreMs: {}, bytesPerVector: served.bytesPerVector, buildMs: NaN, visited: r.visited };
       all.push(row);
       process.stderr.write(`  ${label(config).padEnd(24)} ${r.phase.padEnd(10)} ${OVERSAMPLES.map((os) => `os${os} ${r.recall[os].toFixed(3)}`).join('  ')}\n`);
     }

@@ -14,17 +14,23 @@ import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
 import type { SearchOptions } from '../api/types.js';
 import { recallOf, type RecallSet } from './recallData.js';
 
+/** One first phase's figures per oversample. */
 export interface ServedRow {
   readonly phase: 'exhaustive' | 'hnsw';
   readonly recall: Record<number, number>;
   readonly searchMs: Record<number, number>;
   readonly visited: Record<number, number>;
-  readonly bytesPerVector: number;
-  readonly bits: number;
-  readonly rotated: boolean;
 }
 
-export async function servedRows(set: RecallSet, indexDir: string, oversamples: readonly number[], k: number): Promise<ServedRow[]> {
+export interface ServedIndex {
+  readonly bits: number;
+  readonly rotated: boolean;
+  /** Codes + graphs the open index holds, per vector. */
+  readonly bytesPerVector: number;
+  readonly rows: readonly ServedRow[];
+}
+
+export async function servedRows(set: RecallSet, indexDir: string, oversamples: readonly number[], k: number): Promise<ServedIndex> {
   const meta = DirectoryReader.open(indexDir);
   const codes = meta.leaves[0]?.reader.handle.quantized;
   const bits = codes?.bits ?? 1;
@@ -55,9 +61,9 @@ export async function servedRows(set: RecallSet, indexDir: string, oversamples: 
         searchMs[os] = ms / set.queries.length;
         visited[os] = vis / set.queries.length;
       }
-      rows.push({ phase: segmentSearch === 'auto' ? 'hnsw' : 'exhaustive', recall, searchMs, visited, bytesPerVector: description.memory.bytesPerVector, bits, rotated });
+      rows.push({ phase: segmentSearch === 'auto' ? 'hnsw' : 'exhaustive', recall, searchMs, visited });
     }
-    return rows;
+    return { bits, rotated, bytesPerVector: description.memory.bytesPerVector, rows };
   } finally {
     await index.close();
   }
