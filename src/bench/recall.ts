@@ -20,7 +20,7 @@
  * Exact rescoring uses float64 similarities; recall is tie-aware (recallData.ts).
  *
  * `--matrix hnsw` is the graph-vs-exhaustive diagnostic: per set, the default 1-bit codes
- * exhaustive and by HNSW at the default beam, at ef = max(100, k') and 2 k', and on a graph built
+ * exhaustive and by HNSW at the default beam, at ef = max(num_candidates, k') and 2 k' (num_candidates the default floor, 200), and on a graph built
  * on fp32 similarities instead of the 1-bit estimator; a last table gives every HNSW row minus
  * the exhaustive row of the same codes at equal candidates (the acceptance: within 0.01), with
  * the visits per query and the cost per visit against the cost per scanned doc.
