@@ -11,6 +11,7 @@ import { budgetShare, withBudget } from './prefetch/IoBudget.js';
 import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
 import type { ReadPath } from './ReadPath.js';
 import type { SegmentKnnResult } from '../segments/index/searchSegment.js';
+import type { SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
 import { monotonicMs } from './executor/clock.js';
 import { round3 } from './QueryStatsCollector.js';
 
@@ -37,7 +38,7 @@ export interface KnnOptions {
    * near the segment's size: segments/index/SegmentSearchPlan.ts); 'hnsw' or 'exhaustive' force
    * one (benchmarks, diagnostics). `stats.exhaustiveSegments` counts the scanned segments.
    */
-  readonly segmentSearch?: 'auto' | 'hnsw' | 'exhaustive';
+  readonly segmentSearch?: SegmentSearch;
   /**
    * 'codes' (default): the 1-bit codes and graphs held in the workers' memory. 'graph': the
    * segment's own HNSW graph (`.vex`) and fp32 vectors (`.vec`) searched in place, read through

@@ -6,7 +6,7 @@ import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
 import { QueryStatsCollector } from '../query/QueryStatsCollector.js';
 import type { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
-import { EXPECTED_VISITS_PER_EF, planSegmentSearch, VISIT_COST_IN_SCANNED_DOCS } from '../segments/index/SegmentSearchPlan.js';
+import { EXPECTED_VISITS_PER_EF, planSegmentSearch, VISIT_COST_IN_SCANNED_DOCS, type SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 
 describe('the per-segment plan: graph or flat scan', () => {
@@ -40,7 +40,7 @@ describe('a search chooses per segment, and says what it chose', () => {
     await Executor.shutdown();
   });
 
-  async function rewrite(k: number, ef: number, segmentSearch?: 'auto' | 'hnsw' | 'exhaustive') {
+  async function rewrite(k: number, ef: number, segmentSearch?: SegmentSearch) {
     const searcher = new IndexSearcher(DirectoryReader.open(index.dir));
     const stats = new QueryStatsCollector('mmap');
     const query = index.queries.subarray(0, dims);

@@ -3,7 +3,7 @@ import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { searchSegment, warmSegments, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
 import { loadSegment } from '../../segments/index/WorkerSegments.js';
-import type { SegmentStrategy } from '../../segments/index/SegmentSearchPlan.js';
+import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import { defineTask } from '../executor/Task.js';
 import { resolveSegments, type SegmentRefs, type UnknownSegments } from '../SegmentRefs.js';
 
@@ -22,7 +22,7 @@ export interface KnnSliceArgs {
   /** Time each segment's search (KnnSliceResult.segmentMs) for a search profile. */
   readonly profile?: boolean;
   /** Per segment: the graph or a flat scan by the cost model ('auto', the default), or forced. */
-  readonly strategy?: 'auto' | SegmentStrategy;
+  readonly strategy?: SegmentSearch;
 }
 
 export interface KnnSliceResult {

@@ -15,6 +15,10 @@
 
 export type SegmentStrategy = 'hnsw' | 'exhaustive';
 
+/** What a search may ask of every segment: the plan's choice (`auto`) or one strategy forced. */
+export const SEGMENT_SEARCHES = ['auto', 'hnsw', 'exhaustive'] as const satisfies readonly ('auto' | SegmentStrategy)[];
+export type SegmentSearch = (typeof SEGMENT_SEARCHES)[number];
+
 /**
  * One graph visit costs this many flat-scanned docs: a visit scores a random record (cache
  * misses) and pushes onto two heaps, a scanned doc is streamed. Measured by bench:recall's gap

@@ -8,7 +8,7 @@ import { EncodedQuantizedScorer } from '../quantized/EncodedVectorScorer.js';
 import type { KnnSearchResult } from '../hnsw/HnswGraphSearcher.js';
 import type { KernelGraphScorer } from '../hnsw/ResidentGraphSearcher.js';
 import type { QuantizedQuery } from '../quantized/QueryQuantizer.js';
-import { planSegmentSearch, type SegmentSearchPlan, type SegmentStrategy } from './SegmentSearchPlan.js';
+import { planSegmentSearch, type SegmentSearch, type SegmentSearchPlan, type SegmentStrategy } from './SegmentSearchPlan.js';
 
 /** Rotations by (dims, seed): segments of one index share theirs, and building one costs O(dims) draws. */
 const rotations = new Map<string, RandomizedHadamard>();
@@ -41,7 +41,7 @@ export interface SegmentSearchOptions {
    * be cheaper (SegmentSearchPlan.ts); 'hnsw' or 'exhaustive' force one (benchmarks, tests). A
    * segment without a graph is always scanned.
    */
-  readonly strategy?: 'auto' | SegmentStrategy;
+  readonly strategy?: SegmentSearch;
 }
 
 export interface SegmentKnnResult {

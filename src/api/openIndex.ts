@@ -24,6 +24,7 @@ import {
   MAX_OVERSAMPLE,
   MAX_RESCORE_CANDIDATES,
   MIN_OVERSAMPLE,
+  SEGMENT_SEARCHES,
   type IndexDescription,
   type IndexMemory,
   type ReadPath,
@@ -35,7 +36,6 @@ import {
 
 /** The smallest HNSW beam per segment when the caller gives none (see defaultBeam). */
 export const DEFAULT_NUM_CANDIDATES = 200;
-const SEGMENT_SEARCHES: readonly string[] = ['auto', 'hnsw', 'exhaustive'];
 /**
  * Without num_candidates, the beam is max(DEFAULT_NUM_CANDIDATES, DEFAULT_EF_PER_CANDIDATE x the
  * k x oversample candidates kept) (defaultBeam): a beam of exactly k' returns the graph's noisy
@@ -202,7 +202,7 @@ class SearchableIndex implements VectorIndex {
     if (options.numCandidates !== undefined && !(Number.isInteger(options.numCandidates) && options.numCandidates >= k && options.numCandidates <= MAX_NUM_CANDIDATES)) {
       throw new RangeError(`numCandidates must be an integer in [k, ${MAX_NUM_CANDIDATES}], got ${options.numCandidates}`);
     }
-    if (options.segmentSearch !== undefined && !SEGMENT_SEARCHES.includes(options.segmentSearch)) {
+    if (options.segmentSearch !== undefined && !(SEGMENT_SEARCHES as readonly string[]).includes(options.segmentSearch)) {
       throw new RangeError(`segmentSearch must be one of ${SEGMENT_SEARCHES.join(', ')}, got ${String(options.segmentSearch)}`);
     }
     if (vector.length !== this.dims) throw new RangeError(`vector has ${vector.length} dims, index ${this.name} has ${this.dims}`);

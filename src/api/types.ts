@@ -9,6 +9,7 @@ import type { ReadPath } from '../../query/ReadPath.js';
 import type { QueryProfiler } from '../../query/QueryProfiler.js';
 import type { RescoreThread } from '../../query/rescore/RescoreThread.js';
 import type { KnnThread } from '../../query/knn/KnnThread.js';
+import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 
 export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
 export type { QueryStats } from '../../query/QueryStats.js';
@@ -17,6 +18,7 @@ export { QueryProfiler } from '../../query/QueryProfiler.js';
 export { monotonicMs } from '../../query/executor/clock.js';
 export { RESCORE_THREADS, type RescoreThread } from '../../query/rescore/RescoreThread.js';
 export { KNN_THREADS, type KnnThread } from '../../query/knn/KnnThread.js';
+export { SEGMENT_SEARCHES, type SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 
 export interface SearchOptions {
   /** Hits to return, in [1, 10000]. */
@@ -46,7 +48,7 @@ export interface SearchOptions {
    * its codes where the scan is cheaper), `hnsw`, or `exhaustive` (every code scored: the recall
    * ceiling of the codes at k x oversample candidates, which bench:recall compares HNSW against).
    */
-  readonly segmentSearch?: 'auto' | 'hnsw' | 'exhaustive';
+  readonly segmentSearch?: SegmentSearch;
 }
 
 export interface SearchHit {

@@ -9,7 +9,7 @@
  * Latency is the whole search's mean per query (first phase + rescoring, warm, one at a time);
  * bytes per vector are what the open index holds for codes and graphs.
  */
-import { openIndex } from '../api/openIndex.js';
+import { openReader } from '../api/openIndex.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
 import type { SearchOptions } from '../api/types.js';
 import { recallOf, type RecallSet } from './recallData.js';
@@ -31,12 +31,11 @@ export interface ServedIndex {
 }
 
 export async function servedRows(set: RecallSet, indexDir: string, oversamples: readonly number[], k: number): Promise<ServedIndex> {
-  const meta = DirectoryReader.open(indexDir);
-  const codes = meta.leaves[0]?.reader.handle.quantized;
+  const reader = DirectoryReader.open(indexDir);
+  const codes = reader.leaves[0]?.reader.handle.quantized;
   const bits = codes?.bits ?? 1;
   const rotated = (codes?.rotationSeed ?? null) !== null;
-  meta.close();
-  const index = await openIndex(indexDir);
+  const index = await openReader(reader);
   try {
     const description = await index.describe();
     if (description.docs !== set.base.size) {
