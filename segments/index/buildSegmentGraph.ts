@@ -7,10 +7,10 @@ import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsFo
 import { HnswVectorsWriter } from '../hnsw/HnswVectorsWriter.js';
 import { BinaryQuantizedScorerSupplier } from '../quantized/BinaryQuantizedScorer.js';
 import type { QuantizedField } from '../quantized/ScalarQuantizedVectorsWriter.js';
-import { EncodedScorerSupplier } from '../quantized/EncodedVectorScorer.js';
+import { EncodedQuantizedScorerSupplier } from '../quantized/EncodedVectorScorer.js';
+import { CORRECTIONS_BYTES } from '../quantized/ScalarQuantizedVectorsFormat.js';
 import type { RandomVectorScorerSupplier } from '../hnsw/RandomVectorScorer.js';
 import type { OnHeapHnswGraph } from '../hnsw/OnHeapHnswGraph.js';
-import { binaryCodeBytes } from '../quantization/BitPacking.js';
 
 export interface GraphBuildSpec {
   readonly dir: string;
@@ -26,8 +26,9 @@ export interface GraphBuildSpec {
 }
 
 /**
- * Builds a segment's HNSW graph with the 1-bit scorer (each doc's 4-bit code against its
- * candidates' 1-bit codes, in the kernels' memory) and writes `.vem/.vex`.
+ * Builds a segment's HNSW graph with the segment's own estimator in the kernels' memory (each
+ * doc's query-bit code against its candidates' doc codes: 4-bit against 1-bit for the default
+ * encoding, Lucene's asymmetric path) and writes `.vem/.vex`.
  */
 export async function buildSegmentGraph(
   spec: GraphBuildSpec,
@@ -36,27 +37,18 @@ export async function buildSegmentGraph(
   onInserted: (n: number) => void,
 ): Promise<void> {
   if (!quantized.queryRecords) throw new Error('graph build needs the 4-bit query records');
-  if (quantized.settings.encoding.docBits !== 1) {
-    // Multi-bit codes: doc-vs-doc scores from the JS estimator over the heap records.
-    const enc = quantized.settings.encoding;
-    const supplier = new EncodedScorerSupplier(enc, spec.dims, quantized.records, quantized.queryRecords, similarity.ordinal, quantized.centroidDP);
-    writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted));
-    return;
-  }
+  const enc = quantized.settings.encoding;
   const k = await threadKernels();
-  const codeBytes = binaryCodeBytes(spec.dims);
+  const codeBytes = enc.docCodeBytes(spec.dims);
   const recordsPtr = k.alloc(quantized.records.length);
   const queryRecordsPtr = k.alloc(quantized.queryRecords.length);
   try {
     k.u8().set(quantized.records, recordsPtr);
     k.u8().set(quantized.queryRecords, queryRecordsPtr);
-    const supplier = new BinaryQuantizedScorerSupplier(
-      { kernels: k, recordsPtr, count: spec.count, codeBytes, recordBytes: codeBytes + 16 },
-      queryRecordsPtr,
-      spec.dims,
-      similarity.ordinal,
-      quantized.centroidDP,
-    );
+    const records = { kernels: k, recordsPtr, count: spec.count, codeBytes, recordBytes: codeBytes + CORRECTIONS_BYTES };
+    const supplier = enc.docBits === 1
+      ? new BinaryQuantizedScorerSupplier(records, queryRecordsPtr, spec.dims, similarity.ordinal, quantized.centroidDP)
+      : new EncodedQuantizedScorerSupplier(enc, records, queryRecordsPtr, quantized.queryRecords, spec.dims, similarity.ordinal, quantized.centroidDP);
     writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted));
   } finally {
     k.free(recordsPtr);

@@ -18,6 +18,8 @@ export interface BenchDataset {
   readonly segmentDocs: number;
   /** Build without --segment-docs: the builder's default segment-size policy decides. */
   readonly defaultPolicy?: boolean;
+  /** Doc bits per dimension of the build (`prescore build --bits`); default the builder's (1). */
+  readonly bits?: number;
 }
 
 export function benchDataset(n = 1_000_000, dim = 1024, queries = 200, segmentDocs = 125_000): BenchDataset {
@@ -36,8 +38,8 @@ function cli(args: string[]): { stdout: string; status: number } {
  * The same data, indexed into another directory (`idx-<tag>-<variant>`): with `segmentDocs`
  * docs per segment, or with the builder's default policy when it is undefined.
  */
-export function benchIndexVariant(ds: BenchDataset, variant: string, segmentDocs?: number): BenchDataset {
-  return { ...ds, indexDir: `${ds.indexDir}-${variant}`, segmentDocs: segmentDocs ?? ds.segmentDocs, defaultPolicy: segmentDocs === undefined };
+export function benchIndexVariant(ds: BenchDataset, variant: string, segmentDocs?: number, bits?: number): BenchDataset {
+  return { ...ds, indexDir: `${ds.indexDir}-${variant}`, segmentDocs: segmentDocs ?? ds.segmentDocs, defaultPolicy: segmentDocs === undefined, bits };
 }
 
 /**
@@ -72,7 +74,8 @@ export function ensureIndex(ds: BenchDataset): BuildFacts | null {
   process.stderr.write(`bench: building ${ds.indexDir}\n`);
   const started = performance.now();
   const segmentArgs = ds.defaultPolicy ? [] : ['--segment-docs', String(ds.segmentDocs)];
-  const { stdout } = cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--out', ds.indexDir, '--similarity', 'cosine', ...segmentArgs]);
+  const bitsArgs = ds.bits === undefined ? [] : ['--bits', String(ds.bits)];
+  const { stdout } = cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--out', ds.indexDir, '--similarity', 'cosine', ...segmentArgs, ...bitsArgs]);
   const peak = /peak RSS ([\d.]+) GiB/.exec(stdout);
   const facts: BuildFacts = { seconds: (performance.now() - started) / 1000, peakRssGiB: peak ? Number(peak[1]) : NaN, summary: stdout.trim() };
   writeFileSync(factsFile, JSON.stringify(facts, null, 2));

@@ -13,6 +13,7 @@
  *   npm run bench:scale -- [--sizes 1000000,5000000] [--dim 1024] [--queries 1000]
  *     [--workers 1,2,4] [--threads 2] [--headroom-mib 1024] [--rate 100] [--duration 60s]
  *     [--delete-base 5000000] [--probe-limit-gib 12] [--num-candidates N (default: the service's beam)]
+ *     [--bits 1|2|4|7|8 (default 1; other bits build into idx-<size>-scale-b<bits>)]
  *   npm run bench:scale -- --sweep ...   (segment-size sweep on 1M: see scaleSweep.ts)
  *
  * --delete-base N,...: delete those sizes' base.fvecs once their index is built (the queries and
@@ -37,6 +38,7 @@ import { memoryCgroupSupport } from './cgroup.js';
 import { ColdServer, ServerStartError } from './coldServer.js';
 import { benchDataset, benchIndexVariant, ensureDataset, ensureIndex, fmt, loadQueries, recallAt, summarize, table, type BenchDataset, type BuildFacts } from './benchData.js';
 import { segmentSweep } from './scaleSweep.js';
+import { DOC_BITS_CHOICES, type DocBits } from '../../segments/quantized/ScalarEncodings.js';
 
 const { values } = parseArgs({
   options: {
@@ -55,6 +57,7 @@ const { values } = parseArgs({
     'delete-base': { type: 'string' },
     'probe-limit-gib': { type: 'string' },
     'num-candidates': { type: 'string' },
+    bits: { type: 'string' },
   },
 });
 const list = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map((x) => Number(x.replace(/_/g, ''))) : dflt);
@@ -74,6 +77,9 @@ const headroom = Number(values['headroom-mib'] ?? 1024) * 2 ** 20;
 const rate = Number(values.rate ?? 100);
 const durationMs = parseDuration(values.duration ?? '60s');
 const deleteBase = new Set(list(values['delete-base'], []));
+/** Doc bits of every size's codes (`prescore build --bits`): one setting for all sizes, so recall compares like with like. */
+const bits = Number(values.bits ?? 1);
+if (!DOC_BITS_CHOICES.includes(bits as DocBits)) throw new RangeError(`--bits must be one of ${DOC_BITS_CHOICES.join(', ')}, got ${values.bits}`);
 // The memory probes run uncapped by the benchmark's cap but inside this safety limit, so that
 // per-worker copies of a large index cannot push the shared machine out of memory.
 const probeLimit = Number(values['probe-limit-gib'] ?? 12) * 2 ** 30;
@@ -118,7 +124,7 @@ interface SizeResult {
 const results: SizeResult[] = [];
 const datasets: BenchDataset[] = [];
 for (const n of sizes) {
-  const ds = benchIndexVariant(benchDataset(n, dim, queryCount), 'scale');
+  const ds = benchIndexVariant(benchDataset(n, dim, queryCount), bits === 1 ? 'scale' : `scale-b${bits}`, undefined, bits === 1 ? undefined : bits);
   datasets.push(ds);
   const build = ensureIndex(ds);
   ensureDataset(ds, false); // queries + ground truth (when the index existed before this run)
@@ -176,7 +182,7 @@ const rows: (string | number)[][] = [
   row('first phase side by side p50 / p99 ms', (_, i) => `${fmt(sideBySideSummary[i].p50)} / ${fmt(sideBySideSummary[i].p99)}`),
 ];
 const lines = [
-  `bench:scale  ${dim}-dim cosine (prescore gen), ${queryCount} queries, ${NUM_CANDIDATES === undefined ? 'default beam' : `num_candidates ${NUM_CANDIDATES}`}, oversample 5 unless noted, ${threads} executor threads`,
+  `bench:scale  ${dim}-dim cosine (prescore gen), ${bits}-bit codes, ${queryCount} queries, ${NUM_CANDIDATES === undefined ? 'default beam' : `num_candidates ${NUM_CANDIDATES}`}, oversample 5 unless noted, ${threads} executor threads`,
   `${support.ok ? 'cgroup v1 memory limit per server' : `no cgroup (${support.reason}): eviction only`}; fp32 evicted before every server start; load average ${loadBefore} before, ${loadAfter} after`,
   '',
   table(['', ...cols], rows),
@@ -196,7 +202,7 @@ if (results.length >= 2) {
   );
 }
 process.stdout.write(`${lines.join('\n')}\n`);
-writeFileSync(join(packageRoot(), '.bench', 'scale.json'), JSON.stringify({ sizes, threads, headroom, loadBefore, loadAfter, results, sideBySide: sideBySideSummary }, null, 2));
+writeFileSync(join(packageRoot(), '.bench', bits === 1 ? 'scale.json' : `scale-b${bits}.json`), JSON.stringify({ sizes, bits, threads, headroom, loadBefore, loadAfter, results, sideBySide: sideBySideSummary }, null, 2));
 
 async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<SizeResult> {
   const reader = DirectoryReader.open(ds.indexDir);
