@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SEGMENT_DOCS, TARGET_SEGMENTS, defaultSegmentDocs, maxSegmentDocs } from '../segments/index/segmentSizePolicy.js';
+import { PACKED_NIBBLE } from '../segments/quantized/ScalarEncodings.js';
 
 describe('default segment size', () => {
   it('is the fixed default up to TARGET_SEGMENTS such segments, and when the count is unknown (JSONL)', () => {
@@ -25,5 +26,11 @@ describe('default segment size', () => {
     expect(defaultSegmentDocs(100_000_000, 1024)).toBe(maxSegmentDocs(1024));
     expect(defaultSegmentDocs(100_000_000, 4096)).toBe(maxSegmentDocs(4096));
     expect(maxSegmentDocs(4096)).toBeLessThan(maxSegmentDocs(1024));
+  });
+
+  it('sizes the limit by the codes: 4-bit records of 512 + 16 bytes and query records of 1024 + 16 at 1024 dims', () => {
+    expect(maxSegmentDocs(1024, PACKED_NIBBLE)).toBe(Math.floor((3.5 * 2 ** 30) / (512 + 16 + 1024 + 16)));
+    expect(defaultSegmentDocs(100_000_000, 1024, PACKED_NIBBLE)).toBe(maxSegmentDocs(1024, PACKED_NIBBLE));
+    expect(defaultSegmentDocs(5_000_000, 1024, PACKED_NIBBLE)).toBe(625_000);
   });
 });

@@ -13,7 +13,7 @@ import { DirectoryLock } from '../store/DirectoryLock.js';
 import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
 import type { SegmentBuilder, SegmentBuildResult } from './SegmentBuildTask.js';
 import { defaultSegmentDocs, maxSegmentDocs, DEFAULT_SEGMENT_DOCS } from './segmentSizePolicy.js';
-import type { QuantizationOptions } from '../quantized/ScalarQuantizedVectorsWriter.js';
+import { quantizationSettings, type QuantizationOptions } from '../quantized/ScalarQuantizedVectorsWriter.js';
 
 export interface BuildOptions {
   readonly input: string;
@@ -76,9 +76,11 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
 
   const source = await openVectorSource(options.input, { format: options.format });
-  const segmentDocs = options.segmentDocs ?? defaultSegmentDocs(source.count, source.dims);
-  if (Math.min(segmentDocs, source.count ?? segmentDocs) > maxSegmentDocs(source.dims)) {
-    throw new RangeError(`--segment-docs ${segmentDocs}: a segment of ${source.dims}-dim vectors can hold at most ${maxSegmentDocs(source.dims)} docs (its graph is built in one worker's 4 GiB wasm memory)`);
+  const encoding = quantizationSettings(options.quantization).encoding;
+  const segmentDocs = options.segmentDocs ?? defaultSegmentDocs(source.count, source.dims, encoding);
+  const maxDocs = maxSegmentDocs(source.dims, encoding);
+  if (Math.min(segmentDocs, source.count ?? segmentDocs) > maxDocs) {
+    throw new RangeError(`--segment-docs ${segmentDocs}: a segment of ${source.dims}-dim vectors at ${encoding.docBits} bits can hold at most ${maxDocs} docs (its graph is built in one worker's 4 GiB wasm memory)`);
   }
   mkdirSync(options.out, { recursive: true });
   const lock = await DirectoryLock.obtain(options.out, 'build');

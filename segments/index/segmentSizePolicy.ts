@@ -1,4 +1,4 @@
-import { binaryCodeBytes } from '../quantization/BitPacking.js';
+import { SINGLE_BIT_QUERY_NIBBLE, type ScalarEncodingInfo } from '../quantized/ScalarEncodings.js';
 
 /** Docs per segment for inputs up to TARGET_SEGMENTS x this many vectors (and of unknown size). */
 export const DEFAULT_SEGMENT_DOCS = 131_072;
@@ -13,22 +13,23 @@ export const DEFAULT_SEGMENT_DOCS = 131_072;
 export const TARGET_SEGMENTS = 8;
 
 /**
- * A graph build holds the segment's 1-bit records and its 4-bit query records in one worker's
- * wasm32 memory (at most 4 GiB), and a served segment's records and graph must fit one 4 GiB
- * arena; this budget leaves the rest for scratch.
+ * A graph build holds the segment's doc records and its query records in one worker's wasm32
+ * memory (at most 4 GiB), and a served segment's records and graph must fit one 4 GiB arena;
+ * this budget leaves the rest for scratch.
  */
 const SEGMENT_MEMORY_BUDGET = 3.5 * 2 ** 30;
 
 /**
  * The largest segment a worker can build, and an arena can hold, for vectors of `dims`
- * dimensions: per doc, building needs a 1-bit record (codeBytes + 16) and a 4-bit query record
- * (4 codeBytes + 16); serving needs the record and its level-0 list (count + 2M ids at M = 16,
- * with room for the upper levels).
+ * dimensions coded with `encoding` (default the 1-bit one): per doc, building needs a doc record
+ * (docCodeBytes + 16) and a query record (queryCodeBytes + 16: 4 bit planes for 1-bit docs);
+ * serving needs the record and its level-0 list (count + 2M ids at M = 16, with room for the
+ * upper levels).
  */
-export function maxSegmentDocs(dims: number): number {
-  const codeBytes = binaryCodeBytes(dims);
-  const building = codeBytes + 16 + 4 * codeBytes + 16;
-  const serving = codeBytes + 16 + 160;
+export function maxSegmentDocs(dims: number, encoding: ScalarEncodingInfo = SINGLE_BIT_QUERY_NIBBLE): number {
+  const record = encoding.docCodeBytes(dims) + 16;
+  const building = record + encoding.queryCodeBytes(dims) + 16;
+  const serving = record + 160;
   return Math.floor(SEGMENT_MEMORY_BUDGET / Math.max(building, serving));
 }
 
@@ -37,7 +38,7 @@ export function maxSegmentDocs(dims: number): number {
  * for JSONL): DEFAULT_SEGMENT_DOCS up to TARGET_SEGMENTS such segments, then count /
  * TARGET_SEGMENTS (equal segments), never above what one worker can build.
  */
-export function defaultSegmentDocs(count: number | undefined, dims: number): number {
+export function defaultSegmentDocs(count: number | undefined, dims: number, encoding: ScalarEncodingInfo = SINGLE_BIT_QUERY_NIBBLE): number {
   if (count === undefined || count <= DEFAULT_SEGMENT_DOCS * TARGET_SEGMENTS) return DEFAULT_SEGMENT_DOCS;
-  return Math.min(maxSegmentDocs(dims), Math.ceil(count / TARGET_SEGMENTS));
+  return Math.min(maxSegmentDocs(dims, encoding), Math.ceil(count / TARGET_SEGMENTS));
 }

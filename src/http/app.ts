@@ -5,6 +5,7 @@
  * AbortSignal reaches the engine; a client disconnect aborts them too.
  */
 import { Hono, type Context } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { QueryProfiler, monotonicMs, type QueryProfile, type SearchResult, type VectorIndex } from '../api/types.js';
 import { QueueFullError, type Release } from './Admission.js';
@@ -23,7 +24,7 @@ import { ServerRuntime } from './ServerRuntime.js';
 import { IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.js';
 import { SearchValidator, type IndexShape, type SearchRequest } from './validation.js';
 
-type Env = { Variables: { route: string } };
+type Env = { Variables: { route: string }; Bindings: Partial<HttpBindings> };
 export type PrescoreApp = Hono<Env>;
 
 interface Completed {
@@ -62,7 +63,7 @@ export function createApp(
   app.post('/v1/search', async (c) => {
     c.set('route', '/v1/search');
     const arrivedAt = monotonicMs();
-    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes);
+    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming);
     const parsedAt = monotonicMs();
     const parsed = (await validator()).nativeSearch(body);
     if (!parsed.ok) throw parsed.error;
@@ -81,7 +82,7 @@ export function createApp(
     const target = c.req.param('index');
     if (target !== name) throw indexNotFound(target);
     const arrivedAt = monotonicMs();
-    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes);
+    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming);
     const parsedAt = monotonicMs();
     const parsed = (await validator()).esSearch(body);
     if (!parsed.ok) throw parsed.error;

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { CLIENT_CLOSED_REQUEST, HttpError } from './errors.js';
 
 /**
@@ -8,7 +9,7 @@ import { CLIENT_CLOSED_REQUEST, HttpError } from './errors.js';
  * `-H` should not need ceremony). Anything else, notably curl's default
  * `application/x-www-form-urlencoded` for `-d`, is 415: guessing would hide a client bug.
  */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+export async function readJsonBody(request: Request, maxBytes: number, incoming?: IncomingMessage): Promise<unknown> {
   const contentType = request.headers.get('content-type');
   if (contentType !== null && !isJson(contentType)) {
     throw new HttpError(415, 'unsupported_media_type', `Content-Type [${contentType}] is not supported; send application/json`);
@@ -17,7 +18,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes, Number(declared));
 
-  const bytes = await readCapped(request, maxBytes);
+  const bytes = incoming ? await readIncoming(incoming, maxBytes) : await readCapped(request, maxBytes);
   if (bytes.byteLength === 0) throw new HttpError(400, 'parse_error', 'request body is required');
 
   let text: string;
@@ -71,6 +72,47 @@ async function readCapped(request: Request, maxBytes: number): Promise<Uint8Arra
     at += c.byteLength;
   }
   return out;
+}
+
+/**
+ * The body straight from Node's request stream, as readCapped reads the web stream the adapter
+ * would make of it. Why: reading a 20 KB search body through that web stream took 0.9 ms per
+ * request (p50, warm 200k x 768, single stream: http.body in the profile); Node's own 'data'
+ * events hand over the same bytes without the stream adaptation.
+ */
+function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const settle = (e: HttpError | null): void => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+      if (e) reject(e);
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+    };
+    const onData = (chunk: Buffer): void => {
+      total += chunk.byteLength;
+      if (total > maxBytes) {
+        // Stop reading; the connection is closed after the 413 so the rest is never parsed.
+        incoming.pause();
+        settle(tooLarge(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => settle(null);
+    const gone = (): HttpError => new HttpError(CLIENT_CLOSED_REQUEST, 'client_closed_request', 'client closed the connection while sending the body');
+    const onError = (e: Error): void => settle(incoming.aborted || !incoming.complete ? gone() : new HttpError(400, 'parse_error', `request body could not be read: ${e.message}`));
+    const onClose = (): void => {
+      if (!incoming.complete) settle(gone());
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+  });
 }
 
 function tooLarge(maxBytes: number, declared?: number): HttpError {
