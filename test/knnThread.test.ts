@@ -81,10 +81,20 @@ describe('FirstPhasePlacement', () => {
     expect(explores(p, 2000, callerFast)).toEqual([32, 96, 224, 480, 992, 1504]);
   });
 
-  it('explores every 32nd choice while the other placement is competitive (within 1.25x)', () => {
-    const close = (onCaller: boolean) => (onCaller ? 0.5 : 0.6);
+  it('explores every 32nd choice while the other placement is competitive (its cost within 1.1x)', () => {
+    // The executor's cost is its mean x 1.25: 0.42 ms costs 0.525, within 1.1x of the caller's 0.5.
+    const close = (onCaller: boolean) => (onCaller ? 0.5 : 0.42);
     const p = measured(close);
     expect(explores(p, 200, close)).toEqual([32, 64, 96, 128, 160, 192]);
+  });
+
+  it('keeps the first phase on the caller unless the executor is 1.25x faster on average (its tail is the cost)', () => {
+    const slightlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.45);
+    const p = measured(slightlyFaster);
+    expect(Array.from({ length: 100 }, () => run(p, slightlyFaster)).filter((onCaller) => !onCaller).length).toBe(2); // two explores
+    const clearlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.35);
+    const q = measured(clearlyFaster);
+    expect(Array.from({ length: 100 }, () => run(q, clearlyFaster)).filter((onCaller) => onCaller).length).toBeLessThanOrEqual(3);
   });
 
   it('a placement that became faster is seen at the next explore and takes over within two more', () => {
@@ -99,10 +109,10 @@ describe('FirstPhasePlacement', () => {
   });
 
   it('after one lucky explored sample wins wrongly, the preferred-rate average takes the placement back within a few searches', () => {
-    const callerSlightlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.8);
+    const callerSlightlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.7);
     const p = measured(callerSlightlyFaster);
     for (let i = 0; i < 31; i++) run(p, callerSlightlyFaster); // the 32nd choice is the next explore
-    expect(run(p, (onCaller) => (onCaller ? 0.5 : 0.01))).toBe(false); // lucky: the executor's average 0.8 -> 0.405
+    expect(run(p, (onCaller) => (onCaller ? 0.5 : 0.01))).toBe(false); // lucky: the executor's average 0.7 -> 0.355 (cost 0.44)
     const after = Array.from({ length: 20 }, () => run(p, callerSlightlyFaster));
     expect(after[0]).toBe(false); // the lucky sample won ...
     expect(after.slice(5)).toEqual(Array(15).fill(true)); // ... for at most five searches

@@ -1,7 +1,8 @@
 /**
  * Where a search's first phase (the 1-bit search of every segment) runs.
- * - `adaptive` (default): on the calling thread or on the executor, whichever has been faster for
- *   this searcher (FirstPhasePlacement), but only while the executor has nothing else to run. The
+ * - `adaptive` (default): on the calling thread or on the executor, whichever has been cheaper for
+ *   this searcher (FirstPhasePlacement: the executor must be clearly faster, see EXECUTOR_TAIL),
+ *   but only while the executor has nothing else to run. The
  *   first phase reads only the codes and graphs held in RAM, so the caller never waits on the
  *   disk; what the executor adds is parallelism across slices at the price of a round trip per
  *   slice (queue wait + clone + wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when
@@ -17,9 +18,9 @@ export const KNN_THREADS = ['adaptive', 'executor', 'caller'] as const;
 export type KnnThread = (typeof KNN_THREADS)[number];
 
 /**
- * The placement that is not the faster one is measured again every `exploreEvery` adaptive
- * choices: EXPLORE_EVERY at first and whenever an explored sample comes out competitive (within
- * COMPETITIVE of the preferred placement's mean), doubling up to MAX_EXPLORE_EVERY while explores
+ * The placement that is not the cheaper one is measured again every `exploreEvery` adaptive
+ * choices: EXPLORE_EVERY at first and whenever an explored sample comes out competitive (its cost
+ * within COMPETITIVE of the preferred placement's), doubling up to MAX_EXPLORE_EVERY while explores
  * keep confirming the preferred one. Why: an explore runs a search on the slower placement, and
  * at one in 32 those searches were the p99 (bench:profile, 200k x 768 warm, 500 queries, two runs:
  * adaptive p99 3.22 / 1.79 ms against 1.18 / 1.19 ms with the first phase always on the caller,
@@ -28,7 +29,19 @@ export type KnnThread = (typeof KNN_THREADS)[number];
  */
 const EXPLORE_EVERY = 32;
 const MAX_EXPLORE_EVERY = 512;
-const COMPETITIVE = 1.25;
+const COMPETITIVE = 1.1;
+/**
+ * A placement's cost is its mean first-phase time, the executor's times this factor: the
+ * executor's extra cost is in its tail (waking two workers and the return hop), which a mean
+ * under-weights. Measured with the first phase forced to one placement (1M x 1024, 8 segments,
+ * 2 workers, warm, 200 queries, the second and third pass of two runs each): caller mean
+ * 2.22-2.94 ms, p99 3.9-4.5 ms; executor mean 2.40-3.46 ms, p99 6.1-8.4 ms. By means alone the
+ * two were within 1.25x, so the adaptive choice sat on the executor for long stretches and
+ * explored it every 32nd search, and those searches were the p99 of the cold bench:rescore runs.
+ * The executor is taken when its mean is 1.25x lower: when the parallelism across slices really
+ * pays (larger segments, more of them, more cores).
+ */
+const EXECUTOR_TAIL = 1.25;
 /** Weight of the newest measurement in the preferred placement's moving average (measured on every search). */
 const ALPHA = 0.1;
 /**
@@ -76,12 +89,21 @@ export class FirstPhasePlacement {
     if (choice.onCaller) this.onCallerNow--;
     if (choice.sample === 'none' || Number.isNaN(ms)) return;
     if (choice.sample === 'explored') {
-      const preferredMs = choice.onCaller ? this.executorMs : this.callerMs;
-      this.exploreEvery = ms <= COMPETITIVE * preferredMs ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
-      this.untilExplore = this.exploreEvery;
+      const cost = choice.onCaller ? ms : EXECUTOR_TAIL * ms;
+      const preferredCost = choice.onCaller ? EXECUTOR_TAIL * this.executorMs : this.callerMs;
+      this.backOff(cost <= COMPETITIVE * preferredCost);
     }
-    const alpha = choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA;
-    if (choice.onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + alpha * (ms - this.callerMs);
+    this.record(choice.onCaller, choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA, ms);
+  }
+
+  /** After a comparison of the placements: explore every EXPLORE_EVERY while they are close, ever more rarely while not. */
+  private backOff(competitive: boolean): void {
+    this.exploreEvery = competitive ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
+    this.untilExplore = this.exploreEvery;
+  }
+
+  private record(onCaller: boolean, alpha: number, ms: number): void {
+    if (onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + alpha * (ms - this.callerMs);
     else this.executorMs = Number.isNaN(this.executorMs) ? ms : this.executorMs + alpha * (ms - this.executorMs);
   }
 
@@ -90,7 +112,7 @@ export class FirstPhasePlacement {
     if (!idle) return { onCaller: false, sample: 'none' };
     if (Number.isNaN(this.callerMs)) return { onCaller: true, sample: 'preferred' };
     if (Number.isNaN(this.executorMs)) return { onCaller: false, sample: 'preferred' };
-    const callerFaster = this.callerMs <= this.executorMs;
+    const callerFaster = this.callerMs <= EXECUTOR_TAIL * this.executorMs;
     if (--this.untilExplore > 0) return { onCaller: callerFaster, sample: 'preferred' };
     this.untilExplore = this.exploreEvery;
     return { onCaller: !callerFaster, sample: 'explored' };
