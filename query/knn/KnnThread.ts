@@ -3,9 +3,10 @@
  * - `adaptive` (default): on the calling thread or on the executor, whichever has been cheaper for
  *   this searcher (FirstPhasePlacement: the executor must be clearly faster, see EXECUTOR_TAIL),
  *   but only while the executor has nothing else to run. The first phase reads only the codes and
- *   graphs held in RAM, so the caller never waits on the disk; what the executor adds is parallelism across slices at the price of a round trip per
- *   slice (queue wait + clone + wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when
- *   other processes compete for the cores). Measured side by side (200k x 768, 2 segments,
+ *   graphs held in RAM, so the caller never waits on the disk; what the executor adds is
+ *   parallelism across slices at the price of a round trip per slice (queue wait + clone +
+ *   wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when other processes compete for
+ *   the cores). Measured side by side (200k x 768, 2 segments,
  *   2 workers, load average 8.5): first phase p50 1.18 ms on the caller vs 7.97 ms on the
  *   executor. With other searches in flight the executor is used, so concurrent searches still
  *   spread over the workers and the event loop stays free.
