@@ -34,7 +34,7 @@ import { quantizeField, quantizationSettings, type IntervalRule, type Quantizati
 import type { DocBits } from '../../segments/quantized/ScalarEncodings.js';
 import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
 import { BinaryQuantizedScorer, BinaryQuantizedScorerSupplier } from '../../segments/quantized/BinaryQuantizedScorer.js';
-import { EncodedQuantizedScorer, EncodedScorerSupplier } from '../../segments/quantized/EncodedVectorScorer.js';
+import { EncodedQuantizedScorer, EncodedQuantizedScorerSupplier } from '../../segments/quantized/EncodedVectorScorer.js';
 import { RandomizedHadamard, DEFAULT_ROTATION_SEED } from '../../segments/quantization/RandomizedHadamard.js';
 import { exactSearch } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { ResidentGraphSearcher, type KernelGraphScorer } from '../../segments/hnsw/ResidentGraphSearcher.js';
@@ -207,8 +207,14 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
   const scorer = new EncodedQuantizedScorer(enc, records, base);
   scorer.reserve(4096);
   const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
-  // Graph construction scores doc vs doc with the JS estimator (no resident query records).
-  const supplier = q.queryRecords ? new EncodedScorerSupplier(enc, set.dims, q.records, q.queryRecords, set.similarity.ordinal, q.centroidDP) : null;
+  // Graph construction scores doc vs doc in wasm over the docs' own query records, as the builder does.
+  let queryRecordsPtr = 0;
+  let supplier: RandomVectorScorerSupplier | null = null;
+  if (q.queryRecords) {
+    queryRecordsPtr = kernels.alloc(q.queryRecords.length);
+    kernels.u8().set(q.queryRecords, queryRecordsPtr);
+    supplier = new EncodedQuantizedScorerSupplier(enc, records, queryRecordsPtr, q.queryRecords, set.dims, set.similarity.ordinal, q.centroidDP);
+  }
   return {
     q, rotation, scorer, supplier, records,
     setQuery(query) {
@@ -221,6 +227,7 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
       quantizer.release();
       kernels.free(recordsPtr);
       kernels.free(codePtr);
+      if (queryRecordsPtr) kernels.free(queryRecordsPtr);
     },
   };
 }
