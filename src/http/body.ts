@@ -81,6 +81,8 @@ async function readCapped(request: Request, maxBytes: number): Promise<Uint8Arra
  * events hand over the same bytes without the stream adaptation.
  */
 function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+  // Nothing else reads the stream; if something had, waiting for its 'end' would hang.
+  if (incoming.readableEnded) return Promise.resolve(new Uint8Array(0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
