@@ -37,10 +37,9 @@ const COMPETITIVE = 1.1;
  * 2 workers, warm, 200 queries, the second and third pass of two runs each): caller mean
  * 2.22-2.94 ms, p99 3.9-4.5 ms; executor mean 2.40-3.46 ms, p99 6.1-8.4 ms. By means alone the
  * two were within 1.25x, so the adaptive choice sat on the executor for long stretches and
- * explored it every 32nd search: in a cold 400-query probe (1M, k=10) 11 searches took over
- * 9 ms, 8 of them with the first phase on the executor (five such first phases alone 7.4-10.5
- * ms); with this factor (and the open's longer warm-up) 3 did, none on the executor (total
- * p99/p50 2.49 -> 1.61).
+ * explored it every 32nd search. Side by side (a cold 400-query probe, 1M, k=10, the old rule
+ * and this one alternating, three pairs): total p99 5.59 / 5.29 / 4.34 ms with raw means and
+ * COMPETITIVE 1.25, 4.75 / 4.33 / 4.20 ms with this factor, p50 2.07-2.08 ms in every run.
  * The executor is taken when its mean is 1.25x lower: when the parallelism across slices really
  * pays (larger segments, more of them, more cores).
  */

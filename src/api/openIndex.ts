@@ -131,7 +131,7 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     firstPhase: options.firstPhase ?? 'codes',
     lookahead: options.lookahead ?? DEFAULT_GRAPH_LOOKAHEAD,
   });
-  await warmUp(index, resident ? resident.reader : reader, executor.threads, options.firstPhase === 'graph' ? WARMUP_ROUNDS_ON_DISK : WARMUP_ROUNDS);
+  await warmUp(index, resident ? resident.reader : reader, executor.threads);
   return index;
 }
 
@@ -151,19 +151,13 @@ export const DEFAULT_GRAPH_LOOKAHEAD = 2;
  * sequential searches (the earlier warm-up) ran nearly all on the calling thread once placement
  * became adaptive. Measured (1M x 1024, 8 segments, 2 workers, fp32 cold, 100 requests/s from the
  * first second through the HTTP server without its own warm-up): 0 rounds, 0.5-0.65 s per answer
- * for 3 s; 24 rounds, 0.33 s in the first quarter second, 25 ms from 1.25 s. The first ten
- * searches after open (1M x 1024, warm, three opens each): with 4 rounds up to 5.0-8.3 ms, with 16
- * at most 2.4-3.5 ms (the tenth: 2.1-2.9 ms); 16 rounds add ~0.2 s to the open (1.11-1.18 s ->
- * 1.30-1.35 s). The warm-up's timings are not fed to the adaptive placement: right after the
- * concurrent searches the workers are awake, and the executor measured faster there than it is
- * for a lone live search (tried: the first live searches then went to the executor, p99 up). The
- * HTTP request path needs its own warm-up for the rest (src/http/warmUp.ts).
+ * for 3 s; 24 rounds, 0.33 s in the first quarter second, 25 ms from 1.25 s. The HTTP request path
+ * needs its own warm-up for the rest (src/http/warmUp.ts), so the engine's stays short: its
+ * searches are part of the open, and with the first phase on disk each of them reads cold pages.
  */
-const WARMUP_ROUNDS = 16;
-/** With the first phase on disk every warm-up search reads cold pages: fewer rounds. */
-const WARMUP_ROUNDS_ON_DISK = 4;
+const WARMUP_ROUNDS = 4;
 
-async function warmUp(index: VectorIndex, reader: IndexReader, threads: number, rounds: number): Promise<void> {
+async function warmUp(index: VectorIndex, reader: IndexReader, threads: number): Promise<void> {
   const centroids = reader.leaves.map((l) => l.reader.handle.quantized?.centroid).filter((c): c is Float32Array => c !== undefined);
   if (centroids.length === 0) return;
   // Segment centroids, nudged so that queries differ (a zero vector is no query).
@@ -173,7 +167,7 @@ async function warmUp(index: VectorIndex, reader: IndexReader, threads: number, 
     const c = centroids[i % centroids.length];
     return Float32Array.from(c, (v, j) => v + (j === i % c.length ? 0.01 : 0));
   };
-  for (let round = 0; round < rounds; round++) {
+  for (let round = 0; round < WARMUP_ROUNDS; round++) {
     await Promise.all(Array.from({ length: threads }, () => index.search(query(), { k: 10, knnThread: 'executor', rescoreThread: 'executor' })));
     await index.search(query(), { k: 10, knnThread: 'caller', rescoreThread: 'caller' });
   }
