@@ -36,7 +36,7 @@ export async function buildSegmentGraph(
   quantized: QuantizedField,
   onInserted: (n: number) => void,
 ): Promise<void> {
-  if (!quantized.queryRecords) throw new Error('graph build needs the 4-bit query records');
+  if (!quantized.queryRecords) throw new Error('graph build needs the docs\' query records (quantizeField withQueryRecords)');
   const enc = quantized.settings.encoding;
   const k = await threadKernels();
   const codeBytes = enc.docCodeBytes(spec.dims);
