@@ -44,6 +44,11 @@ const COMPETITIVE = 1.1;
  * pays (larger segments, more of them, more cores).
  */
 const EXECUTOR_TAIL = 1.25;
+
+/** A placement's cost for a mean first-phase time: the executor's counted at EXECUTOR_TAIL. */
+function cost(onCaller: boolean, ms: number): number {
+  return onCaller ? ms : EXECUTOR_TAIL * ms;
+}
 /** Weight of the newest measurement in the preferred placement's moving average (measured on every search). */
 const ALPHA = 0.1;
 /**
@@ -91,21 +96,12 @@ export class FirstPhasePlacement {
     if (choice.onCaller) this.onCallerNow--;
     if (choice.sample === 'none' || Number.isNaN(ms)) return;
     if (choice.sample === 'explored') {
-      const cost = choice.onCaller ? ms : EXECUTOR_TAIL * ms;
-      const preferredCost = choice.onCaller ? EXECUTOR_TAIL * this.executorMs : this.callerMs;
-      this.backOff(cost <= COMPETITIVE * preferredCost);
+      const preferredCost = cost(!choice.onCaller, choice.onCaller ? this.executorMs : this.callerMs);
+      this.exploreEvery = cost(choice.onCaller, ms) <= COMPETITIVE * preferredCost ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
+      this.untilExplore = this.exploreEvery;
     }
-    this.record(choice.onCaller, choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA, ms);
-  }
-
-  /** After a comparison of the placements: explore every EXPLORE_EVERY while they are close, ever more rarely while not. */
-  private backOff(competitive: boolean): void {
-    this.exploreEvery = competitive ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
-    this.untilExplore = this.exploreEvery;
-  }
-
-  private record(onCaller: boolean, alpha: number, ms: number): void {
-    if (onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + alpha * (ms - this.callerMs);
+    const alpha = choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA;
+    if (choice.onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + alpha * (ms - this.callerMs);
     else this.executorMs = Number.isNaN(this.executorMs) ? ms : this.executorMs + alpha * (ms - this.executorMs);
   }
 
@@ -114,7 +110,7 @@ export class FirstPhasePlacement {
     if (!idle) return { onCaller: false, sample: 'none' };
     if (Number.isNaN(this.callerMs)) return { onCaller: true, sample: 'preferred' };
     if (Number.isNaN(this.executorMs)) return { onCaller: false, sample: 'preferred' };
-    const callerFaster = this.callerMs <= EXECUTOR_TAIL * this.executorMs;
+    const callerFaster = cost(true, this.callerMs) <= cost(false, this.executorMs);
     if (--this.untilExplore > 0) return { onCaller: callerFaster, sample: 'preferred' };
     this.untilExplore = this.exploreEvery;
     return { onCaller: !callerFaster, sample: 'explored' };

@@ -5,9 +5,8 @@ import { segmentFileName, VectorEncoding } from '../flat/FlatVectorsFormat.js';
 import { HnswGraphBuilder } from '../hnsw/HnswGraphBuilder.js';
 import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsFormat.js';
 import { HnswVectorsWriter } from '../hnsw/HnswVectorsWriter.js';
-import { BinaryQuantizedScorerSupplier } from '../quantized/BinaryQuantizedScorer.js';
 import type { QuantizedField } from '../quantized/ScalarQuantizedVectorsWriter.js';
-import { EncodedQuantizedScorerSupplier } from '../quantized/EncodedVectorScorer.js';
+import { graphBuildScorerSupplier } from '../quantized/graphBuildScorer.js';
 import { CORRECTIONS_BYTES } from '../quantized/ScalarQuantizedVectorsFormat.js';
 import type { RandomVectorScorerSupplier } from '../hnsw/RandomVectorScorer.js';
 import type { OnHeapHnswGraph } from '../hnsw/OnHeapHnswGraph.js';
@@ -46,9 +45,7 @@ export async function buildSegmentGraph(
     k.u8().set(quantized.records, recordsPtr);
     k.u8().set(quantized.queryRecords, queryRecordsPtr);
     const records = { kernels: k, recordsPtr, count: spec.count, codeBytes, recordBytes: codeBytes + CORRECTIONS_BYTES };
-    const supplier = enc.docBits === 1
-      ? new BinaryQuantizedScorerSupplier(records, queryRecordsPtr, spec.dims, similarity.ordinal, quantized.centroidDP)
-      : new EncodedQuantizedScorerSupplier(enc, records, queryRecordsPtr, quantized.queryRecords, spec.dims, similarity.ordinal, quantized.centroidDP);
+    const supplier = graphBuildScorerSupplier(enc, records, queryRecordsPtr, quantized.queryRecords, spec.dims, similarity.ordinal, quantized.centroidDP);
     writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted));
   } finally {
     k.free(recordsPtr);

@@ -33,8 +33,9 @@ import { Kernels } from '../../segments/kernels/Kernels.js';
 import { quantizeField, quantizationSettings, type IntervalRule, type QuantizationSettings, type QuantizedField } from '../../segments/quantized/ScalarQuantizedVectorsWriter.js';
 import type { DocBits } from '../../segments/quantized/ScalarEncodings.js';
 import { QueryQuantizer } from '../../segments/quantized/QueryQuantizer.js';
-import { BinaryQuantizedScorer, BinaryQuantizedScorerSupplier } from '../../segments/quantized/BinaryQuantizedScorer.js';
-import { EncodedQuantizedScorer, EncodedQuantizedScorerSupplier } from '../../segments/quantized/EncodedVectorScorer.js';
+import { BinaryQuantizedScorer } from '../../segments/quantized/BinaryQuantizedScorer.js';
+import { EncodedQuantizedScorer } from '../../segments/quantized/EncodedVectorScorer.js';
+import { graphBuildScorerSupplier } from '../../segments/quantized/graphBuildScorer.js';
 import { RandomizedHadamard, DEFAULT_ROTATION_SEED } from '../../segments/quantization/RandomizedHadamard.js';
 import { exactSearch } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { ResidentGraphSearcher, type KernelGraphScorer } from '../../segments/hnsw/ResidentGraphSearcher.js';
@@ -173,13 +174,7 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
       planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: set.dims, similarity: set.similarity.ordinal, centroidDP: q.centroidDP,
     });
     scorer.reserve(4096);
-    let queryRecordsPtr = 0;
-    let supplier: RandomVectorScorerSupplier | null = null;
-    if (q.queryRecords) {
-      queryRecordsPtr = kernels.alloc(q.queryRecords.length);
-      kernels.u8().set(q.queryRecords, queryRecordsPtr);
-      supplier = new BinaryQuantizedScorerSupplier(records, queryRecordsPtr, set.dims, set.similarity.ordinal, q.centroidDP);
-    }
+    const { queryRecordsPtr, supplier } = graphSupplier(set, q, records);
     const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
     return {
       q, rotation, scorer, supplier, records,
@@ -207,14 +202,7 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
   const scorer = new EncodedQuantizedScorer(enc, records, base);
   scorer.reserve(4096);
   const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
-  // Graph construction scores doc vs doc in wasm over the docs' own query records, as the builder does.
-  let queryRecordsPtr = 0;
-  let supplier: RandomVectorScorerSupplier | null = null;
-  if (q.queryRecords) {
-    queryRecordsPtr = kernels.alloc(q.queryRecords.length);
-    kernels.u8().set(q.queryRecords, queryRecordsPtr);
-    supplier = new EncodedQuantizedScorerSupplier(enc, records, queryRecordsPtr, q.queryRecords, set.dims, set.similarity.ordinal, q.centroidDP);
-  }
+  const { queryRecordsPtr, supplier } = graphSupplier(set, q, records);
   return {
     q, rotation, scorer, supplier, records,
     setQuery(query) {
@@ -230,6 +218,18 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
       if (queryRecordsPtr) kernels.free(queryRecordsPtr);
     },
   };
+}
+
+/**
+ * The doc-vs-doc scorer for an in-process graph, as `prescore build` makes it: the docs' own query
+ * records copied into the kernels' memory (freed by the caller; 0 when there are none).
+ */
+function graphSupplier(set: RecallSet, q: QuantizedField, records: ResidentRecords): { queryRecordsPtr: number; supplier: RandomVectorScorerSupplier | null } {
+  if (!q.queryRecords) return { queryRecordsPtr: 0, supplier: null };
+  const queryRecordsPtr = records.kernels.alloc(q.queryRecords.length);
+  records.kernels.u8().set(q.queryRecords, queryRecordsPtr);
+  const supplier = graphBuildScorerSupplier(q.settings.encoding, records, queryRecordsPtr, q.queryRecords, set.dims, set.similarity.ordinal, q.centroidDP);
+  return { queryRecordsPtr, supplier };
 }
 
 function fp32Supplier(set: RecallSet): Fp32ScorerSupplier {
