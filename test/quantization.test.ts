@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { packAsBinary, transposeHalfByte, binaryCodeBytes, discretize } from '../segments/quantization/BitPacking.js';
-import { OptimizedScalarQuantizer, roundSmall } from '../segments/quantization/OptimizedScalarQuantizer.js';
+import { OptimizedScalarQuantizer, roundSmall, roundToGrid } from '../segments/quantization/OptimizedScalarQuantizer.js';
+import { l2normalize } from '../segments/util/VectorUtil.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { binaryRecordBytes } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
 import { mulberry32 } from '../src/gen/Rng.js';
@@ -143,6 +144,61 @@ describe('QueryQuantizer with kernels (the first phase: loss-and-grid pass in wa
     // Only the order of the loss sums differs; in practice the intervals come out identical.
     expect(identical).toBeGreaterThanOrEqual(0.95 * trials);
     expect(kernels.heapStats().usedBytes).toBe(0);
+  });
+});
+
+describe('the quantizer passes in wasm (Kernels.osqNormalize, Kernels.osqCodes)', () => {
+  const DIMS = [1, 7, 31, 32, 33, 100, 385, 768, 1024];
+
+  it('osqNormalize is VectorUtil.l2normalize bit for bit, and leaves a unit or zero vector as it is', async () => {
+    const kernels = await Kernels.load();
+    const rng = mulberry32(5);
+    for (const dims of DIMS) {
+      const ptr = kernels.alloc(4 * dims, 16);
+      for (let t = 0; t < 20; t++) {
+        const scale = [1, 1e-3, 1e3, 0][t % 4];
+        const v = Float32Array.from({ length: dims }, () => gaussian(rng) * scale);
+        const inWasm = new Float32Array(kernels.memory.buffer, ptr, dims);
+        inWasm.set(v);
+        const norm2 = kernels.osqNormalize(ptr, dims);
+        if (scale === 0) {
+          expect(norm2).toBe(0);
+          expect(() => l2normalize(Float32Array.from(v))).toThrow(RangeError);
+        } else expect(norm2).toBeGreaterThan(0);
+        const js = scale === 0 ? v : l2normalize(Float32Array.from(v));
+        expect(Array.from(new Float32Array(kernels.memory.buffer, ptr, dims))).toEqual(Array.from(js));
+        // Already unit (within 1e-5): unchanged, as in JS.
+        const again = Float32Array.from(new Float32Array(kernels.memory.buffer, ptr, dims));
+        if (scale !== 0) {
+          kernels.osqNormalize(ptr, dims);
+          expect(Array.from(new Float32Array(kernels.memory.buffer, ptr, dims))).toEqual(Array.from(again));
+        }
+      }
+      kernels.free(ptr);
+    }
+    expect(kernels.heapStats().usedBytes).toBe(0);
+  });
+
+  it('osqCodes is roundToGrid bit for bit: codes and their sum, NaN to 0, a degenerate interval, every bit count', async () => {
+    const kernels = await Kernels.load();
+    const rng = mulberry32(9);
+    for (const dims of DIMS) {
+      const ptr = kernels.alloc(5 * dims, 16);
+      for (let bits = 1; bits <= 8; bits++) {
+        const v = Float32Array.from({ length: dims }, () => gaussian(rng) * 0.2);
+        if (dims > 3) v[3] = Number.NaN;
+        new Float32Array(kernels.memory.buffer, ptr, dims).set(v);
+        for (const [a, b] of [[-0.3, 0.25], [0.1, 0.1], [-1e-7, 2e-7]].map(([x, y]) => [Math.fround(x), Math.fround(y)])) {
+          const step = Math.fround(Math.fround(b - a) / ((1 << bits) - 1));
+          const js = new Uint8Array(dims);
+          const jsSum = roundToGrid(v, a, b, step, js);
+          const sum = kernels.osqCodes(ptr, dims, a, b, step, ptr + 4 * dims);
+          expect(sum).toBe(jsSum);
+          expect(Array.from(new Uint8Array(kernels.memory.buffer, ptr + 4 * dims, dims))).toEqual(Array.from(js));
+        }
+      }
+      kernels.free(ptr);
+    }
   });
 });
 

@@ -35,6 +35,8 @@ interface KernelExports {
     ay: number, ly: number, lxScale: number, df: number, y1f: number, corrY: number, sim: number, centroidDP: number,
   ): void;
   osqLossAndGrid(vec: number, dim: number, a: number, b: number, points: number, norm2: number, lambda: number, grid: number): number;
+  osqNormalize(vec: number, dim: number): number;
+  osqCodes(vec: number, dim: number, a: number, b: number, step: number, dest: number): number;
   dot(a: number, b: number, dim: number): number;
   squareDistance(a: number, b: number, dim: number): number;
   cosine(a: number, b: number, dim: number): number;
@@ -372,6 +374,19 @@ export class Kernels {
       throw new RangeError('osqLossAndGrid: the vector must be a view of this instance\'s memory');
     }
     return this.x.osqLossAndGrid(vector.byteOffset, vector.length, a, b, points, norm2, lambda, gridPtr);
+  }
+
+  /**
+   * VectorUtil.l2normalize of the `dim` floats at vecPtr in place, bit for bit (Lucene's scalar
+   * summation order); returns ‖v‖² (0: the vector is left as it is and the caller reports it).
+   */
+  osqNormalize(vecPtr: number, dim: number): number {
+    return this.x.osqNormalize(vecPtr, dim);
+  }
+
+  /** The quantizer's rounding pass (OptimizedScalarQuantizer.roundToGrid, bit for bit): one code byte per component at destPtr; returns Σ codes. */
+  osqCodes(vecPtr: number, dim: number, a: number, b: number, step: number, destPtr: number): number {
+    return this.x.osqCodes(vecPtr, dim, a, b, step, destPtr);
   }
 
   // ---- fp32 -----------------------------------------------------------------------------

@@ -40,6 +40,20 @@ export interface QuantizationResult {
  */
 export interface LossAndGridPass {
   lossAndGrid(vector: Float32Array, a: number, b: number, points: number, norm2: number, lambda: number, grid: Float64Array): number;
+  /** Optional: roundToGrid, bit for bit (Kernels.osqCodes). */
+  roundToGrid?(vector: Float32Array, a: number, b: number, step: number, dest: Uint8Array): number;
+}
+
+/** The quantizer's last pass: code = round((clamp(x, a, b) - a) / step) per component into dest; returns Σ codes. */
+export function roundToGrid(vector: Float32Array, a: number, b: number, step: number, dest: Uint8Array): number {
+  let sum = 0;
+  for (let h = 0; h < vector.length; h++) {
+    const xi = clamp(vector[h], a, b);
+    const code = roundSmall(f(f(xi - a) / step));
+    sum += code;
+    dest[h] = code;
+  }
+  return sum;
 }
 
 export class OptimizedScalarQuantizer {
@@ -92,13 +106,7 @@ export class OptimizedScalarQuantizer {
     const a = interval[0];
     const b = interval[1];
     const step = f(f(b - a) / nSteps);
-    let sum = 0;
-    for (let h = 0; h < dim; h++) {
-      const xi = clamp(vector[h], a, b);
-      const code = roundSmall(f(f(xi - a) / step));
-      sum += code;
-      dest[h] = code;
-    }
+    const sum = this.pass?.roundToGrid ? this.pass.roundToGrid(vector, a, b, step, dest) : roundToGrid(vector, a, b, step, dest);
     return {
       lowerInterval: a,
       upperInterval: b,

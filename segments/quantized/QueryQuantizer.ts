@@ -24,7 +24,8 @@ export interface QuantizedQuery {
  *
  * Given kernels, the interval search's inner pass runs in wasm SIMD (Kernels.osqLossAndGrid,
  * ~4x faster; sums in lane order, as Lucene's vectorized quantizer also reorders them), which
- * the first phase uses; without, it is the scalar pass in Lucene's exact order.
+ * the first phase uses; without, it is the scalar pass in Lucene's exact order. The COSINE
+ * normalisation and the rounding onto the grid then run in wasm too, bit for bit the JS ones.
  */
 export class QueryQuantizer {
   private readonly quantizer: OptimizedScalarQuantizer;
@@ -41,17 +42,27 @@ export class QueryQuantizer {
     this.scratch = kernels ? null : new Float32Array(dims);
     let pass: LossAndGridPass | null = null;
     if (kernels) {
-      // One block: the query's floats, then the pass's five f64 sums (8-byte aligned).
+      // One block: the query's floats, the pass's five f64 sums (8-byte aligned), then one code byte per component.
       const gridOffset = (4 * dims + 7) & ~7;
-      this.scratchPtr = kernels.alloc(gridOffset + 40, 16);
+      const codesOffset = gridOffset + 40;
+      this.scratchPtr = kernels.alloc(codesOffset + dims, 16);
       const gridPtr = this.scratchPtr + gridOffset;
+      const codesPtr = this.scratchPtr + codesOffset;
+      // Views over kernel memory, re-made when it has grown (a new buffer).
       let sums: Float64Array | null = null;
+      let codes: Uint8Array | null = null;
       pass = {
         lossAndGrid: (v, a, b, points, norm2, lambda, grid) => {
           const loss = kernels.osqLossAndGrid(v, a, b, points, norm2, lambda, gridPtr);
           if (sums === null || sums.buffer !== kernels.memory.buffer) sums = new Float64Array(kernels.memory.buffer, gridPtr, 5);
           for (let i = 0; i < 5; i++) grid[i] = sums[i];
           return loss;
+        },
+        roundToGrid: (v, a, b, step, dest) => {
+          const sum = kernels.osqCodes(v.byteOffset, v.length, a, b, step, codesPtr);
+          if (codes === null || codes.buffer !== kernels.memory.buffer) codes = new Uint8Array(kernels.memory.buffer, codesPtr, dims);
+          dest.set(codes.subarray(0, v.length));
+          return sum;
         },
       };
     }
@@ -92,7 +103,10 @@ export class QueryQuantizer {
     if (query.length !== this.dims) throw new RangeError(`query has ${query.length} dims, field has ${this.dims}`);
     const scratch = this.scratchVector();
     scratch.set(query);
-    if (this.similarity === VectorSimilarityFunction.COSINE) l2normalize(scratch);
+    if (this.similarity === VectorSimilarityFunction.COSINE) {
+      if (!this.kernels) l2normalize(scratch);
+      else if (this.kernels.osqNormalize(this.scratchPtr, this.dims) === 0) throw new RangeError('cannot normalize a zero-length vector');
+    }
     if (rotation) rotation.apply(scratch, scratch);
     const r = this.quantizer.scalarQuantize(scratch, this.nibbles, encoding.queryBits, centroid);
     if (encoding === SINGLE_BIT_QUERY_NIBBLE) transposeHalfByte(this.nibbles, planes);
