@@ -14,6 +14,10 @@ import type { SegmentKnnResult } from '../segments/index/searchSegment.js';
 import type { SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
 import { monotonicMs } from './executor/clock.js';
 import { round3 } from './QueryStatsCollector.js';
+import type { FirstPhaseWhere } from './knn/KnnThread.js';
+
+/** The profile's phase for each placement of the first phase. */
+const KNN_PHASE: Record<FirstPhaseWhere, string> = { caller: 'knn.onCaller', executor: 'knn.executor', 'caller+executor': 'knn.callerAndExecutor' };
 
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
@@ -111,14 +115,14 @@ export class KnnFloatVectorQuery extends Query {
     let sliceResults: KnnSliceResult[];
     let tookMs = Number.NaN;
     try {
-      sliceResults = await this.searchSlices(searcher, placement.onCaller, args, profiler);
+      sliceResults = await this.searchSlices(searcher, placement.where, args, profiler);
       tookMs = monotonicMs() - phaseAt;
     } finally {
       searcher.knnPlacement.done(placement, tookMs);
     }
     const mergeAt = monotonicMs();
-    profiler?.phase(placement.onCaller ? 'knn.onCaller' : 'knn.executor', phaseAt);
-    ctx.stats.searchedOn = placement.onCaller ? 'caller' : 'executor';
+    profiler?.phase(KNN_PHASE[placement.where], phaseAt);
+    ctx.stats.searchedOn = placement.where;
     // Cancellation is checked between phases, never by aborting a running task: piscina would
     // terminate the worker, and with it every segment the worker holds open.
     ctx.signal?.throwIfAborted();
@@ -128,19 +132,26 @@ export class KnnFloatVectorQuery extends Query {
     return new DocAndScoreQuery(merged.scoreDocs);
   }
 
-  /** Every slice through the `knn.slice` task code: one executor task each, or here, one after the other. */
-  private async searchSlices(searcher: Searcher, onCaller: boolean, args: Omit<KnnSliceArgs, 'segments'>, profiler: QueryProfiler | null): Promise<KnnSliceResult[]> {
-    if (!onCaller) {
-      const runOptions = profiler ? { hops: profiler.hops } : undefined;
-      return Promise.all(searcher.slices.map((slice) => runOnSegments(searcher.executor, KNN_SLICE, slice.handles, args, runOptions)));
-    }
-    // Here, slice after slice: the codes and graphs are in RAM, nothing waits on the disk.
+  /**
+   * Every slice through the `knn.slice` task code: one executor task each; or here, one after the
+   * other; or the first slice here while the executor runs the others (its tasks are posted
+   * first, so the workers start while this thread searches).
+   */
+  private async searchSlices(searcher: Searcher, where: FirstPhaseWhere, args: Omit<KnnSliceArgs, 'segments'>, profiler: QueryProfiler | null): Promise<KnnSliceResult[]> {
+    const slices = searcher.slices;
+    const here = where === 'caller' ? slices.length : where === 'caller+executor' ? 1 : 0;
+    const runOptions = profiler ? { hops: profiler.hops } : undefined;
+    const posted = Promise.all(slices.slice(here).map((slice) => runOnSegments(searcher.executor, KNN_SLICE, slice.handles, args, runOptions)));
+    // Should a slice here throw, the posted tasks' failure is not left unhandled (awaiting it below still throws).
+    posted.catch(() => {});
+    // Here: the codes and graphs are in RAM, nothing waits on the disk.
     const results: KnnSliceResult[] = [];
-    for (const slice of searcher.slices) {
+    for (const slice of slices.slice(0, here)) {
       const r = await knnSlice({ ...args, segments: { keys: [], handles: slice.handles } });
       if (isUnknownSegments(r)) throw new Error('knn.slice on the calling thread was given its handles and still lacked them');
       results.push(r);
     }
+    results.push(...(await posted));
     return results;
   }
 

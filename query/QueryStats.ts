@@ -1,5 +1,6 @@
 import type { QueryProfile } from './QueryProfile.js';
 import type { ReadPath } from './ReadPath.js';
+import type { FirstPhaseWhere } from './knn/KnnThread.js';
 
 /** Per-query counters and timings (summed into /metrics by the server). */
 export interface QueryStats {
@@ -36,8 +37,8 @@ export interface QueryStats {
   };
   /** Where rescoring ran: on the executor's workers, or on the calling thread (pages believed resident). */
   readonly rescoredOn: 'executor' | 'caller' | 'none';
-  /** Where the first phase ran (see KnnThread): on the executor's workers or on the calling thread; `none`: no 1-bit first phase (on-disk graph). */
-  readonly searchedOn: 'executor' | 'caller' | 'none';
+  /** Where the first phase ran (see KnnThread): on the calling thread, the executor's workers, or both (the caller searched one slice); `none`: no 1-bit first phase (on-disk graph). */
+  readonly searchedOn: FirstPhaseWhere | 'none';
   /** The per-phase profile, when the search asked for one (`profile: true`). */
   readonly profile?: QueryProfile;
 }

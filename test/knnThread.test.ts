@@ -49,8 +49,8 @@ describe('first-phase placement (KnnThread)', () => {
 describe('FirstPhasePlacement', () => {
   const run = (p: FirstPhasePlacement, ms: (onCaller: boolean) => number) => {
     const c = p.choose('adaptive', true);
-    p.done(c, ms(c.onCaller));
-    return c.onCaller;
+    p.done(c, ms(c.where === 'caller'));
+    return c.where === 'caller';
   };
 
   /** A placement that has measured both sides once. */
@@ -66,7 +66,7 @@ describe('FirstPhasePlacement', () => {
     const at: number[] = [];
     for (let i = 1; i <= n; i++) {
       const c = p.choose('adaptive', true);
-      p.done(c, ms(c.onCaller));
+      p.done(c, ms(c.where === 'caller'));
       if (c.sample === 'explored') at.push(i);
     }
     return at;
@@ -121,12 +121,23 @@ describe('FirstPhasePlacement', () => {
   it('lets one search at a time onto the calling thread, and none while the executor is busy; such searches are not measured', () => {
     const p = new FirstPhasePlacement();
     const first = p.choose('adaptive', true);
-    expect(first).toEqual({ onCaller: true, sample: 'preferred' });
+    expect(first).toEqual({ where: 'caller', sample: 'preferred' });
     // A second search starting before the first one finished: the caller is taken.
-    expect(p.choose('adaptive', true)).toEqual({ onCaller: false, sample: 'none' });
+    expect(p.choose('adaptive', true)).toEqual({ where: 'executor', sample: 'none' });
     p.done(first, 0.3);
-    expect(p.choose('adaptive', false)).toEqual({ onCaller: false, sample: 'none' });
-    expect(p.choose('executor', true)).toEqual({ onCaller: false, sample: 'none' });
-    expect(p.choose('caller', false)).toEqual({ onCaller: true, sample: 'none' });
+    expect(p.choose('adaptive', false)).toEqual({ where: 'executor', sample: 'none' });
+    expect(p.choose('executor', true)).toEqual({ where: 'executor', sample: 'none' });
+    expect(p.choose('caller', false)).toEqual({ where: 'caller', sample: 'none' });
+    expect(p.choose('caller+executor', false)).toEqual({ where: 'caller+executor', sample: 'none' });
+  });
+
+  it('measures the executor on an idle executor with the calling thread searching a slice, and picks that when it is clearly cheaper', () => {
+    const p = new FirstPhasePlacement();
+    const first = p.choose('adaptive', true);
+    p.done(first, 2.0);
+    const second = p.choose('adaptive', true);
+    expect(second).toEqual({ where: 'caller+executor', sample: 'preferred' });
+    p.done(second, 1.4); // cost 1.4 x 1.25 = 1.75 < 2.0
+    expect(p.choose('adaptive', true).where).toBe('caller+executor');
   });
 });

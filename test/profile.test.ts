@@ -1,3 +1,4 @@
+import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Executor } from '../src/executor/Executor.js';
 import { openIndex } from '../src/api/openIndex.js';
@@ -93,7 +94,7 @@ describe('search profile', () => {
   });
 
   it('times every executor hop, every segment, the merge and the rescoring shares of one query', async () => {
-    const r = await index.search(query(0), { k: 5, oversample: 3, profile: true, readPath: 'mmap+parallel', rescoreThread: 'executor' });
+    const r = await index.search(query(0), { k: 5, oversample: 3, profile: true, readPath: 'mmap+parallel', knnThread: 'executor', rescoreThread: 'executor' });
     const p = r.stats.profile!;
     expect(p.entry).toBe('library');
     expect(p.segments.map((s) => s.segment).sort()).toHaveLength(3);
@@ -118,6 +119,17 @@ describe('search profile', () => {
     expect(p.rescore.every((s) => s.on === 'executor')).toBe(true);
     expect(p.phases.map((x) => x.name)).toEqual(expect.arrayContaining(['library.prepare', 'knn.merge', 'rescore.prepare', 'rescore.executor', 'rescore.topN', 'library.hits']));
     expect(Array.isArray(p.gc)).toBe(true);
+  });
+
+  it('shows caller+executor as one hop fewer than slices: the calling thread searched the first slice itself', async () => {
+    const r = await index.search(query(2), { k: 5, oversample: 3, profile: true, knnThread: 'caller+executor', rescoreThread: 'caller' });
+    const p = r.stats.profile!;
+    expect(r.stats.searchedOn).toBe('caller+executor');
+    expect(p.hops.filter((h) => h.task === 'knn.slice')).toHaveLength(searcher.slices.length - 1);
+    expect(p.segments).toHaveLength(3);
+    const here = new Set(searcher.slices[0]!.leaves.map((l) => l.reader.name));
+    for (const s of p.segments) expect(s.threadId === threadId).toBe(here.has(s.segment));
+    expect(p.phases.map((x) => x.name)).toContain('knn.callerAndExecutor');
   });
 
   it('shows rescoring on the calling thread as one share without a hop', async () => {

@@ -1,21 +1,33 @@
 /**
  * Where a search's first phase (the 1-bit search of every segment) runs.
- * - `adaptive` (default): on the calling thread or on the executor, whichever has been cheaper for
- *   this searcher (FirstPhasePlacement: the executor must be clearly faster, see EXECUTOR_TAIL),
- *   but only while the executor has nothing else to run. The first phase reads only the codes and
- *   graphs held in RAM, so the caller never waits on the disk; what the executor adds is
- *   parallelism across slices at the price of a round trip per slice (queue wait + clone +
- *   wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when other processes compete for
- *   the cores). Measured side by side (200k x 768, 2 segments,
+ * - `adaptive` (default): on the calling thread alone, or on the executor with the calling thread
+ *   searching one of the slices meanwhile (as Lucene's TaskExecutor runs tasks on the caller
+ *   too), whichever has been cheaper for this searcher (FirstPhasePlacement: the executor must be
+ *   clearly faster, see EXECUTOR_TAIL), but only while the executor has nothing else to run. The
+ *   first phase reads only the codes and graphs held in RAM, so the caller never waits on the
+ *   disk; what the executor adds is parallelism across slices at the price of a round trip per
+ *   slice (queue wait + clone + wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when
+ *   other processes compete for the cores). Measured side by side (200k x 768, 2 segments,
  *   2 workers, load average 8.5): first phase p50 1.18 ms on the caller vs 7.97 ms on the
- *   executor. With other searches in flight the executor is used, so concurrent searches still
+ *   executor. With other searches in flight the executor alone is used, so concurrent searches
  *   spread over the workers and the event loop stays free.
- * - `executor`: always one task per slice on the executor.
+ * - `executor`: always one task per slice on the executor, the caller only waits.
  * - `caller`: always on the calling thread (comparison and tests).
+ * - `caller+executor`: always the first slice here and the others on the executor.
  * Every placement runs the same per-segment search code, so results are identical.
  */
-export const KNN_THREADS = ['adaptive', 'executor', 'caller'] as const;
+export const KNN_THREADS = ['adaptive', 'executor', 'caller', 'caller+executor'] as const;
 export type KnnThread = (typeof KNN_THREADS)[number];
+
+/**
+ * Where one search's first phase ran: `caller+executor` is the adaptive executor placement on an
+ * idle executor: the calling thread searches the first slice while the workers search the
+ * others. Measured side by side (warm, 2 workers, the three placements interleaved query by
+ * query, 500 queries each): 1M x 1024 in 8 segments (2 slices of 4), first phase p50 2.48 ms
+ * caller, 2.52 ms executor, 1.77 ms caller+executor; 200k x 768 in 2 segments (2 slices of 1),
+ * 0.54 / 0.92 / 0.65 ms, where the caller alone stays the cheaper.
+ */
+export type FirstPhaseWhere = Exclude<KnnThread, 'adaptive'>;
 
 /**
  * The placement that is not the cheaper one is measured again every `exploreEvery` adaptive
@@ -60,7 +72,7 @@ const ALPHA = 0.1;
 const ALPHA_EXPLORED = 0.5;
 
 export interface PlacementChoice {
-  readonly onCaller: boolean;
+  readonly where: FirstPhaseWhere;
   /**
    * How the search's first-phase time feeds the placement's average: not at all (a forced
    * placement, or the machine was busy), as the preferred placement, or as an explored one.
@@ -87,32 +99,34 @@ export class FirstPhasePlacement {
   /** Where the next search's first phase runs; pair with done(). */
   choose(thread: KnnThread, executorIdle: boolean): PlacementChoice {
     const choice = this.pick(thread, executorIdle && this.onCallerNow === 0);
-    if (choice.onCaller) this.onCallerNow++;
+    if (choice.where === 'caller') this.onCallerNow++;
     return choice;
   }
 
   /** The first phase chosen by `choice` finished after `ms` (or failed: then `ms` is NaN and nothing is recorded). */
   done(choice: PlacementChoice, ms: number): void {
-    if (choice.onCaller) this.onCallerNow--;
+    const onCaller = choice.where === 'caller';
+    if (onCaller) this.onCallerNow--;
     if (choice.sample === 'none' || Number.isNaN(ms)) return;
     if (choice.sample === 'explored') {
-      const preferredCost = cost(!choice.onCaller, choice.onCaller ? this.executorMs : this.callerMs);
-      this.exploreEvery = cost(choice.onCaller, ms) <= COMPETITIVE * preferredCost ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
+      const preferredCost = cost(!onCaller, onCaller ? this.executorMs : this.callerMs);
+      this.exploreEvery = cost(onCaller, ms) <= COMPETITIVE * preferredCost ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
       this.untilExplore = this.exploreEvery;
     }
     const alpha = choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA;
-    if (choice.onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + alpha * (ms - this.callerMs);
+    if (onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + alpha * (ms - this.callerMs);
     else this.executorMs = Number.isNaN(this.executorMs) ? ms : this.executorMs + alpha * (ms - this.executorMs);
   }
 
   private pick(thread: KnnThread, idle: boolean): PlacementChoice {
-    if (thread !== 'adaptive') return { onCaller: thread === 'caller', sample: 'none' };
-    if (!idle) return { onCaller: false, sample: 'none' };
-    if (Number.isNaN(this.callerMs)) return { onCaller: true, sample: 'preferred' };
-    if (Number.isNaN(this.executorMs)) return { onCaller: false, sample: 'preferred' };
+    if (thread !== 'adaptive') return { where: thread, sample: 'none' };
+    if (!idle) return { where: 'executor', sample: 'none' };
+    // Measured only on an idle executor, where the calling thread also searches a slice.
+    if (Number.isNaN(this.callerMs)) return { where: 'caller', sample: 'preferred' };
+    if (Number.isNaN(this.executorMs)) return { where: 'caller+executor', sample: 'preferred' };
     const callerFaster = cost(true, this.callerMs) <= cost(false, this.executorMs);
-    if (--this.untilExplore > 0) return { onCaller: callerFaster, sample: 'preferred' };
+    if (--this.untilExplore > 0) return { where: callerFaster ? 'caller' : 'caller+executor', sample: 'preferred' };
     this.untilExplore = this.exploreEvery;
-    return { onCaller: !callerFaster, sample: 'explored' };
+    return { where: callerFaster ? 'caller+executor' : 'caller', sample: 'explored' };
   }
 }

@@ -85,6 +85,8 @@ function breakdown(s: Sample, p: QueryProfile): void {
     add(s, 'knn hop queue', h.queueMs);
     add(s, 'knn hop run', h.runMs);
     add(s, 'knn hop return', h.returnMs);
+    const together = p.phases.find((ph) => ph.name === 'knn.callerAndExecutor');
+    if (together) add(s, 'knn caller+executor', together.durationMs);
   } else add(s, 'knn on caller', p.phases.find((ph) => ph.name === 'knn.onCaller')?.durationMs ?? 0);
   add(s, 'quantize (sum)', p.segments.reduce((a, x) => a + x.quantizeMs, 0));
   if (rescore.length) {
@@ -93,7 +95,7 @@ function breakdown(s: Sample, p: QueryProfile): void {
     add(s, 'rescore hop run', h.runMs);
     add(s, 'rescore hop return', h.returnMs);
   } else add(s, 'rescore on caller', p.rescore.reduce((a, x) => a + x.runMs, 0));
-  for (const ph of p.phases) if (!/^(rescore|knn)\.(executor|onCaller)/.test(ph.name)) add(s, ph.name, ph.durationMs);
+  for (const ph of p.phases) if (!/^(rescore|knn)\.(executor|onCaller|callerAndExecutor)/.test(ph.name)) add(s, ph.name, ph.durationMs);
   add(s, 'gc pauses', p.gc.reduce((a, g) => a + g.durationMs, 0));
 }
 
