@@ -27,7 +27,8 @@ import { percentile } from '../../load/percentile.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { ColdServer } from './coldServer.js';
 import { diagnose } from './loadDiagnosis.js';
-import { benchDataset, ensureIndex, table } from './benchData.js';
+import { benchDataset, ensureIndex, summarize, table } from './benchData.js';
+import { spawn } from 'node:child_process';
 
 const { values } = parseArgs({
   options: {
@@ -57,6 +58,31 @@ const support = memoryCgroupSupport();
 /** The client's timeout; the server is given the same deadline, so it drops a search nobody waits for (504). */
 const TIMEOUT_MS = 2000;
 const PROBE_QUERIES = 20;
+
+/**
+ * The CPU reference (cpuReference.ts) sampled every 50 ms in a process of its own for the length
+ * of a run: the machine's own tail for CPU work while the load ran. Stop it for its samples.
+ */
+async function startCpuReference(): Promise<() => Promise<number[]>> {
+  const child = spawn(process.execPath, [join(packageRoot(), 'dist', 'src', 'bench', 'cpuReference.js'), '--every-ms', '50'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.setEncoding('utf8');
+  await new Promise<void>((ready, fail) => {
+    child.once('error', fail);
+    child.stdout!.on('data', (d: string) => {
+      out += d;
+      if (out.startsWith('ready\n')) ready();
+    });
+  });
+  return () =>
+    new Promise((done) => {
+      child.once('exit', () => {
+        const last = out.trim().split('\n').at(-1) ?? '';
+        done(last.startsWith('{') ? (JSON.parse(last) as { ms: number[] }).ms : []);
+      });
+      child.kill('SIGTERM');
+    });
+}
 
 /** Single-stream latency of `PROBE_QUERIES` searches, p50 ms (null when they fail: the run will say why). */
 async function probe(url: string, q: QuerySet): Promise<number | null> {
@@ -88,14 +114,16 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
   label: string,
   readPath: ReadPath,
   fn: (url: string) => Promise<T>,
-): Promise<T & { readonly server: Record<string, unknown> }> {
+): Promise<T & { readonly server: Record<string, unknown> & { readonly cpuReference: ReturnType<typeof summarize> } }> {
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
   const server = await ColdServer.start({ argv, coldFiles: vecFiles, limit: { kind: 'after-open', cacheBytes, anonCeilingBytes }, cgroup: support, name: `prescore-bench-load-${process.pid}` });
   try {
     const probeP50Ms = await probe(server.url, queries);
     server.beginRun(vecFiles);
     const loadBefore = loadavg()[0]!;
+    const stopCpuReference = await startCpuReference();
     const out = await fn(server.url);
+    const cpuReference = summarize(await stopCpuReference());
     const memory = server.memory();
     const exit = server.exit;
     const loadAfter = loadavg()[0]!;
@@ -105,7 +133,7 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
       if (diagnosis.length) process.stderr.write(`bench:load ${label}: what went wrong\n${diagnosis.map((l) => `  ${l}`).join('\n')}\n`);
       if (out.report.counts_all.ok === 0) answeredNothing = true;
     }
-    return { ...out, server: { probeP50Ms, memory, exit, loadBefore, loadAfter, diagnosis } };
+    return { ...out, server: { probeP50Ms, memory, exit, loadBefore, loadAfter, diagnosis, cpuReference } };
   } finally {
     await server.stop();
   }
@@ -128,12 +156,14 @@ for (const readPath of paths) {
   }
   (json.runs as Record<string, unknown>)[readPath] = { ...report, server };
   const l = report.latency_ms;
-  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-']);
+  const cpu = server.cpuReference;
+  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`]);
 }
 process.stdout.write(
   [
     `bench:load  ${ds.n.toLocaleString()} x ${ds.dim}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
-    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)'], rows),
+    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50'], rows),
+    'cpu ref: a fixed ~2 ms wasm job (cpuReference.ts) every 50 ms in a process of its own during the run: the machine\'s own tail for CPU work (p99/p50 1.0 when quiet)',
   ].join('\n') + '\n',
 );
 writeFileSync(`${ds.indexDir}.load.json`, JSON.stringify(json, null, 2));

@@ -62,6 +62,8 @@ interface RunResult {
   diskBytes: number;
   rssAnonBytes: number;
   deviceMs: number[];
+  /** The CPU reference job after each query (cpuReference.ts), milliseconds. */
+  cpuMs: number[];
   devicePages: number;
   callerRescores: number;
 }
@@ -146,6 +148,7 @@ for (const c of configs) {
       const l = summarize(r.latencyMs);
       const rs = summarize(r.rescoreMs);
       const dv = summarize(r.deviceMs);
+      const cpu = summarize(r.cpuMs);
       return [
         r.readPath,
         l.p50,
@@ -157,6 +160,7 @@ for (const c of configs) {
         dv.p99,
         (rs.p50 / dv.p50).toFixed(2),
         (rs.p99 / dv.p99).toFixed(2),
+        (cpu.p99 / cpu.p50).toFixed(2),
         r.devicePages / r.queries,
         // The device reference's own O_DIRECT reads are counted by the disk too: subtract them.
         (r.diskReads - r.devicePages) / r.queries,
@@ -167,11 +171,12 @@ for (const c of configs) {
   if (rows.length === 0) continue;
   lines.push('', `cold, k=${c.k}, oversample ${c.oversample} (${c.k * c.oversample} candidates); ${limitNote}`);
   lines.push(
-    'device = the same query\'s rescoring pages read with io_uring O_DIRECT, all in flight, one thread, right before/after its search (same run)',
+    'device = the same query\'s rescoring pages read with io_uring O_DIRECT, all in flight, one thread, right before/after its search (same run);',
+    `cpu ref = a fixed ~2 ms wasm job (CpuReference) after every query: its p99/p50 is the machine's own tail for CPU work (1.0 when quiet)`,
   );
   lines.push(
     table(
-      ['read path', 'p50 ms', 'p99 ms', 'p99/p50', 'rescore p50', 'rescore p99', 'device p50', 'device p99', 'rescore/dev p50', 'rescore/dev p99', 'pages/q', 'search disk reads/q', `recall@${c.k}`, 'syscalls/q'],
+      ['read path', 'p50 ms', 'p99 ms', 'p99/p50', 'rescore p50', 'rescore p99', 'device p50', 'device p99', 'rescore/dev p50', 'rescore/dev p99', 'cpu ref p99/p50', 'pages/q', 'search disk reads/q', `recall@${c.k}`, 'syscalls/q'],
       rows,
     ),
   );

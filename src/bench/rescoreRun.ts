@@ -12,6 +12,7 @@ import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
 import { IndexSearcher } from '../../query/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
 import { DeviceReference, type PageSet } from './deviceReference.js';
+import { CpuReference } from './cpuReference.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
 import { diskStats } from './cgroup.js';
 import { benchDataset, loadQueries, recallAt } from './benchData.js';
@@ -48,6 +49,8 @@ const anonAfterOpen = rssAnon();
 // The device reference needs each query's rescoring pages before the measured pass: the first
 // phase alone (deterministic, touches no fp32 page) gives the exact candidates the search rescores.
 const device = values.device ? new DeviceReference() : null;
+// With the device reference, the CPU's too: a fixed ~2 ms wasm job (about the first phase's time) next to every query.
+const cpu = values.device ? await CpuReference.create(2) : null;
 const pageSets: PageSet[] = [];
 if (device) {
   const searcher = new IndexSearcher(reader, { executor: Executor.get() });
@@ -65,6 +68,7 @@ const run = async () => {
     rescoreMs: [] as number[],
     firstPhaseMs: [] as number[],
     deviceMs: [] as number[],
+    cpuMs: [] as number[],
     devicePages: 0,
     callerRescores: 0,
     recall: 0,
@@ -81,6 +85,7 @@ const run = async () => {
     const r = await index.search(vectors[i], { k, oversample, numCandidates: NUM_CANDIDATES, readPath });
     out.latencyMs.push(performance.now() - t0);
     if (device && i % 2 === 1) out.deviceMs.push(device.read(pageSets[i]));
+    if (cpu) out.cpuMs.push(cpu.run());
     if (device) out.devicePages += pageSets[i].file.length;
     if (r.stats.rescoredOn === 'caller') out.callerRescores++;
     out.rescoreMs.push(r.stats.timings.rescoreMs);
