@@ -59,9 +59,10 @@ export class QueryQuantizer {
           return loss;
         },
         roundToGrid: (v, a, b, step, dest) => {
-          const sum = kernels.osqCodes(v.byteOffset, v.length, a, b, step, codesPtr);
+          // v is the scratch of `dims` floats; dest (the nibbles) holds at least dims bytes.
+          const sum = kernels.osqCodes(v.byteOffset, dims, a, b, step, codesPtr);
           if (codes === null || codes.buffer !== kernels.memory.buffer) codes = new Uint8Array(kernels.memory.buffer, codesPtr, dims);
-          dest.set(codes.subarray(0, v.length));
+          dest.set(codes);
           return sum;
         },
       };

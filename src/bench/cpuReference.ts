@@ -7,12 +7,13 @@
  * of the host take the cores (a VM whose vCPUs are preempted: nothing shows in top or in the load
  * average), it rises with the search's own tail.
  *
- * Seen on this 2-core VM within one hour: a 3 ms job at p50 ran p99 8-16 ms, max 38-59 ms, and
- * its p50 itself drifted 3.0 -> 6.5 ms, with the load average under 1.1.
+ * Seen on this 2-core VM on 2026-12-01 within one hour, the load average under 1.1: a fixed JS
+ * loop of ~3 ms at p50 ran p99 8-16 ms, max 38-59 ms, and its p50 drifted 3.0 -> 6.5 ms; this job's
+ * p99/p50 was 2.8-7.4 across one bench:rescore run's six configurations.
  *
  * `node dist/src/bench/cpuReference.js --every-ms 50` samples it in a process of its own until
  * killed (SIGTERM), then prints one JSON line of the samples: bench:load runs one beside the
- * server for the length of each run.
+ * server for the length of each run (~2 ms every 50 ms: ~4% of one core taken from the run).
  */
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
