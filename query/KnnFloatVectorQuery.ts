@@ -17,7 +17,7 @@ import { round3 } from './QueryStatsCollector.js';
 import type { FirstPhaseWhere } from './knn/KnnThread.js';
 
 /** The profile's phase for each placement of the first phase. */
-const KNN_PHASE: Record<FirstPhaseWhere, string> = { caller: 'knn.onCaller', executor: 'knn.executor', 'caller+executor': 'knn.callerAndExecutor' };
+const KNN_PHASE: Record<FirstPhaseWhere, string> = { caller: 'knn.onCaller', executor: 'knn.executor', worker: 'knn.worker', 'caller+executor': 'knn.callerAndExecutor' };
 
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
@@ -135,12 +135,23 @@ export class KnnFloatVectorQuery extends Query {
   /**
    * Every slice through the `knn.slice` task code: one executor task each; or here, one after the
    * other; or the first slice here while the executor runs the others (its tasks are posted
-   * first, so the workers start while this thread searches).
+   * first, so the workers start while this thread searches); or every segment in one task
+   * (`worker`), its result handed back slice by slice.
    */
   private async searchSlices(searcher: Searcher, where: FirstPhaseWhere, args: Omit<KnnSliceArgs, 'segments'>, profiler: QueryProfiler | null): Promise<KnnSliceResult[]> {
     const slices = searcher.slices;
-    const here = where === 'caller' ? slices.length : where === 'caller+executor' ? 1 : 0;
     const runOptions = profiler ? { hops: profiler.hops } : undefined;
+    if (where === 'worker') {
+      const all = await runOnSegments(searcher.executor, KNN_SLICE, slices.flatMap((s) => s.handles), args, runOptions);
+      let at = 0;
+      return slices.map((slice) => {
+        const n = slice.handles.length;
+        const part = { ...all, segments: all.segments.slice(at, at + n), segmentMs: all.segmentMs ? all.segmentMs.subarray(at, at + n) : null };
+        at += n;
+        return part;
+      });
+    }
+    const here = where === 'caller' ? slices.length : where === 'caller+executor' ? 1 : 0;
     const posted = Promise.all(slices.slice(here).map((slice) => runOnSegments(searcher.executor, KNN_SLICE, slice.handles, args, runOptions)));
     // Should a slice here throw, the posted tasks' failure is not left unhandled (awaiting it below still throws).
     posted.catch(() => {});

@@ -37,7 +37,7 @@ export interface QueryStats {
   };
   /** Where rescoring ran: on the executor's workers, or on the calling thread (pages believed resident). */
   readonly rescoredOn: 'executor' | 'caller' | 'none';
-  /** Where the first phase ran (see KnnThread): on the calling thread, the executor's workers, or both (the caller searched one slice); `none`: no 1-bit first phase (on-disk graph). */
+  /** Where the first phase ran (see KnnThread): on the calling thread, the executor's workers (a task per slice, or one `worker` task for all), or both (the caller searched one slice); `none`: no 1-bit first phase (on-disk graph). */
   readonly searchedOn: FirstPhaseWhere | 'none';
   /** The per-phase profile, when the search asked for one (`profile: true`). */
   readonly profile?: QueryProfile;

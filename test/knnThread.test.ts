@@ -39,10 +39,10 @@ describe('first-phase placement (KnnThread)', () => {
     }
   });
 
-  it('adaptive uses the executor whenever other searches are in flight, so concurrent searches spread over the workers', async () => {
+  it('adaptive runs each search as one task on a worker whenever other searches are in flight, so concurrent searches spread over the workers', async () => {
     const concurrent = await Promise.all(Array.from({ length: 8 }, (_, i) => index.search(query(i), { k: 10 })));
     // The first search found the executor idle; every later one started while others were in flight.
-    expect(concurrent.slice(1).map((r) => r.stats.searchedOn)).toEqual(Array(7).fill('executor'));
+    expect(concurrent.slice(1).map((r) => r.stats.searchedOn)).toEqual(Array(7).fill('worker'));
   });
 });
 
@@ -123,9 +123,9 @@ describe('FirstPhasePlacement', () => {
     const first = p.choose('adaptive', true);
     expect(first).toEqual({ where: 'caller', sample: 'preferred' });
     // A second search starting before the first one finished: the caller is taken.
-    expect(p.choose('adaptive', true)).toEqual({ where: 'executor', sample: 'none' });
+    expect(p.choose('adaptive', true)).toEqual({ where: 'worker', sample: 'none' });
     p.done(first, 0.3);
-    expect(p.choose('adaptive', false)).toEqual({ where: 'executor', sample: 'none' });
+    expect(p.choose('adaptive', false)).toEqual({ where: 'worker', sample: 'none' });
     expect(p.choose('executor', true)).toEqual({ where: 'executor', sample: 'none' });
     expect(p.choose('caller', false)).toEqual({ where: 'caller', sample: 'none' });
     expect(p.choose('caller+executor', false)).toEqual({ where: 'caller+executor', sample: 'none' });

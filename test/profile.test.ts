@@ -132,6 +132,17 @@ describe('search profile', () => {
     expect(p.phases.map((x) => x.name)).toContain('knn.callerAndExecutor');
   });
 
+  it('shows worker as a single hop that searched every segment', async () => {
+    const r = await index.search(query(3), { k: 5, oversample: 3, profile: true, knnThread: 'worker', rescoreThread: 'caller' });
+    const p = r.stats.profile!;
+    expect(r.stats.searchedOn).toBe('worker');
+    const hops = p.hops.filter((h) => h.task === 'knn.slice');
+    expect(hops).toHaveLength(1);
+    expect(p.segments).toHaveLength(3);
+    expect(new Set(p.segments.map((s) => s.threadId))).toEqual(new Set([hops[0]!.threadId]));
+    expect(p.phases.map((x) => x.name)).toContain('knn.worker');
+  });
+
   it('shows rescoring on the calling thread as one share without a hop', async () => {
     const r = await index.search(query(1), { k: 5, oversample: 3, profile: true, rescoreThread: 'caller' });
     const p = r.stats.profile!;

@@ -95,7 +95,7 @@ function breakdown(s: Sample, p: QueryProfile): void {
     add(s, 'rescore hop run', h.runMs);
     add(s, 'rescore hop return', h.returnMs);
   } else add(s, 'rescore on caller', p.rescore.reduce((a, x) => a + x.runMs, 0));
-  for (const ph of p.phases) if (!/^(rescore|knn)\.(executor|onCaller|callerAndExecutor)/.test(ph.name)) add(s, ph.name, ph.durationMs);
+  for (const ph of p.phases) if (!/^(rescore|knn)\.(executor|onCaller|callerAndExecutor|worker)/.test(ph.name)) add(s, ph.name, ph.durationMs);
   add(s, 'gc pauses', p.gc.reduce((a, g) => a + g.durationMs, 0));
 }
 
