@@ -13,9 +13,10 @@
  *   concurrent searches spread over the workers one search per worker and the event loop stays
  *   free: parallelism across searches then, not within one, with one hop per search instead of
  *   one per slice. Closed loop, warm 1M x 1024 (8 segments), 2 workers, 4 and 8 searches in
- *   flight, the two alternating in 3 s windows (8 each): 507 / 500 searches/s against 480 / 481
- *   with one task per slice (more in 6 of 8 window pairs each time), p99 27.6 / 47.1 ms against
- *   39.9 / 69.8, p50 7.35 / 15.3 against 6.33 / 12.5.
+ *   flight, the two alternating in 3 s windows (8 each): 510 / 510 searches/s against 487 / 475
+ *   with one task per slice, p99 24.8 / 42.0 ms against 39.3 / 67.7, p50 7.31 / 14.9 against
+ *   6.35 / 12.6 (a first probe of the same: 507 / 500 against 480 / 481, more in 6 of 8 window
+ *   pairs each time).
  * - `executor`: always one task per slice on the executor, the caller only waits.
  * - `worker`: always one task over every segment.
  * - `caller`: always on the calling thread (comparison and tests).
