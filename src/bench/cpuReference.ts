@@ -12,7 +12,7 @@
  * p99/p50 was 2.8-7.4 across one bench:rescore run's six configurations.
  *
  * `node dist/src/bench/cpuReference.js --every-ms 50` samples it in a process of its own until
- * killed (SIGTERM), then prints one JSON line of the samples: bench:load runs one beside the
+ * its stdin ends or SIGTERM, then prints one JSON line of the samples: bench:load runs one beside the
  * server for the length of each run (~2 ms every 50 ms: ~4% of one core taken from the run).
  */
 import { parseArgs } from 'node:util';
@@ -66,10 +66,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const ref = await CpuReference.create(Number(values['target-ms'] ?? 2));
   const ms: number[] = [];
   const timer = setInterval(() => ms.push(ref.run()), every);
-  process.stdout.write('ready\n');
-  process.once('SIGTERM', () => {
+  const finish = () => {
     clearInterval(timer);
-    process.stdout.write(`${JSON.stringify({ dots: ref.dots, ms })}\n`);
-    process.exit(0);
-  });
+    process.stdout.write(`${JSON.stringify({ dots: ref.dots, ms })}\n`, () => process.exit(0));
+  };
+  // Stopped by SIGTERM or by the end of stdin (the parent closed it, or went away).
+  process.once('SIGTERM', finish);
+  process.stdin.once('end', finish);
+  process.stdin.resume();
+  process.stdout.write('ready\n');
 }

@@ -61,26 +61,30 @@ const PROBE_QUERIES = 20;
 
 /**
  * The CPU reference (cpuReference.ts) sampled every 50 ms in a process of its own for the length
- * of a run: the machine's own tail for CPU work while the load ran. Stop it for its samples.
+ * of a run: the machine's own tail for CPU work while the load ran. Stop it for its samples; it
+ * also stops when this process goes away (its stdin closes).
  */
 async function startCpuReference(): Promise<() => Promise<number[]>> {
-  const child = spawn(process.execPath, [join(packageRoot(), 'dist', 'src', 'bench', 'cpuReference.js'), '--every-ms', '50'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const script = join(packageRoot(), 'dist', 'src', 'bench', 'cpuReference.js');
+  const child = spawn(process.execPath, [script, '--every-ms', '50'], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.setEncoding('utf8');
   await new Promise<void>((ready, fail) => {
     child.once('error', fail);
+    child.once('exit', (code, signal) => fail(new Error(`${script} exited before it was ready (${signal ?? `exit ${code}`})`)));
     child.stdout!.on('data', (d: string) => {
       out += d;
       if (out.startsWith('ready\n')) ready();
     });
   });
+  child.removeAllListeners('exit');
   return () =>
     new Promise((done) => {
       child.once('exit', () => {
         const last = out.trim().split('\n').at(-1) ?? '';
         done(last.startsWith('{') ? (JSON.parse(last) as { ms: number[] }).ms : []);
       });
-      child.kill('SIGTERM');
+      child.stdin!.end();
     });
 }
 
@@ -122,8 +126,14 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
     server.beginRun(vecFiles);
     const loadBefore = loadavg()[0]!;
     const stopCpuReference = await startCpuReference();
-    const out = await fn(server.url);
-    const cpuReference = summarize(await stopCpuReference());
+    let samples: number[] = [];
+    let out: T;
+    try {
+      out = await fn(server.url);
+    } finally {
+      samples = await stopCpuReference();
+    }
+    const cpuReference = summarize(samples);
     const memory = server.memory();
     const exit = server.exit;
     const loadAfter = loadavg()[0]!;
