@@ -52,12 +52,13 @@ describe('FirstPhasePlacement', () => {
     p.done(c, ms(c.where === 'caller'));
     return c.where === 'caller';
   };
+  /** The placements of the next `n` adaptive choices: true on the caller alone. */
+  const runs = (p: FirstPhasePlacement, n: number, ms: (onCaller: boolean) => number) => Array.from({ length: n }, () => run(p, ms));
 
-  /** A placement that has measured both sides once. */
+  /** A placement past its first trial (five searches on each placement). */
   const measured = (ms: (onCaller: boolean) => number) => {
     const p = new FirstPhasePlacement();
-    run(p, ms);
-    run(p, ms);
+    runs(p, 10, ms);
     return p;
   };
 
@@ -72,11 +73,22 @@ describe('FirstPhasePlacement', () => {
     return at;
   };
 
-  it('measures both placements, takes the faster, and re-measures the other ever more rarely while it stays clearly slower', () => {
+  it('starts with a trial: five searches on each placement in ABBA order, then the faster one', () => {
     const p = new FirstPhasePlacement();
     const callerFast = (onCaller: boolean) => (onCaller ? 0.5 : 2.0);
-    expect(run(p, callerFast)).toBe(true);
-    expect(run(p, callerFast)).toBe(false);
+    const first = Array.from({ length: 10 }, () => {
+      const c = p.choose('adaptive', true);
+      p.done(c, callerFast(c.where === 'caller'));
+      return c;
+    });
+    expect(first.every((c) => c.sample === 'trial')).toBe(true);
+    expect(first.map((c) => (c.where === 'caller' ? 'C' : 'E')).join('')).toBe('CEECCEECCE');
+    expect(p.choose('adaptive', true)).toEqual({ where: 'caller', sample: 'preferred' });
+  });
+
+  it('re-measures the other placement ever more rarely while it stays clearly slower', () => {
+    const callerFast = (onCaller: boolean) => (onCaller ? 0.5 : 2.0);
+    const p = measured(callerFast);
     // Explores after 32 choices, then 64, 128, 256, and every 512 from there on.
     expect(explores(p, 2000, callerFast)).toEqual([32, 96, 224, 480, 992, 1504]);
   });
@@ -88,40 +100,68 @@ describe('FirstPhasePlacement', () => {
     expect(explores(p, 200, close)).toEqual([32, 64, 96, 128, 160, 192]);
   });
 
-  it('keeps the first phase on the caller unless the executor is 1.25x faster on average (its tail is the cost)', () => {
+  it('keeps the first phase on the caller unless the executor is 1.25x faster (its tail is the cost)', () => {
     const slightlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.45);
     const p = measured(slightlyFaster);
-    expect(Array.from({ length: 100 }, () => run(p, slightlyFaster)).filter((onCaller) => !onCaller).length).toBe(2); // two explores
+    expect(runs(p, 100, slightlyFaster).filter((onCaller) => !onCaller).length).toBe(2); // two explores (at 32 and 96)
     const clearlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.35);
     const q = measured(clearlyFaster);
-    expect(Array.from({ length: 100 }, () => run(q, clearlyFaster)).filter((onCaller) => onCaller).length).toBeLessThanOrEqual(3);
+    expect(runs(q, 100, clearlyFaster).filter((onCaller) => onCaller).length).toBe(2); // the explores (at 32 and 96)
   });
 
-  it('a placement that became faster is seen at the next explore and takes over within two more', () => {
+  it('a placement that became faster is seen at the next explore and takes over within two more explores and a trial', () => {
     const callerFast = (onCaller: boolean) => (onCaller ? 0.5 : 2.0);
     const p = measured(callerFast);
     explores(p, 1000, callerFast); // backed off to 512
     const executorFast = (onCaller: boolean) => (onCaller ? 0.5 : 0.1);
-    const later = Array.from({ length: 700 }, () => run(p, executorFast));
+    const later = runs(p, 700, executorFast);
     const takeover = later.findIndex((c, i) => later.slice(i, i + 31).every((x) => !x));
     expect(takeover).toBeGreaterThanOrEqual(0);
-    expect(takeover).toBeLessThan(512 + 2 * 32);
+    expect(takeover).toBeLessThan(512 + 2 * 32 + 10);
   });
 
-  it('after one lucky explored sample wins wrongly, the preferred-rate average takes the placement back within a few searches', () => {
-    const callerSlightlyFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.7);
-    const p = measured(callerSlightlyFaster);
-    for (let i = 0; i < 31; i++) run(p, callerSlightlyFaster); // the 32nd choice is the next explore
-    expect(run(p, (onCaller) => (onCaller ? 0.5 : 0.01))).toBe(false); // lucky: the executor's average 0.7 -> 0.355 (cost 0.44)
-    const after = Array.from({ length: 20 }, () => run(p, callerSlightlyFaster));
-    expect(after[0]).toBe(false); // the lucky sample won ...
-    expect(after.slice(5)).toEqual(Array(15).fill(true)); // ... for at most five searches
+  it('a lucky explore calls a trial of five searches on each placement, after which the faster one is kept', () => {
+    const callerFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.7);
+    const p = measured(callerFaster);
+    runs(p, 31, callerFaster); // the 32nd choice is the next explore
+    const explore = p.choose('adaptive', true);
+    expect(explore).toEqual({ where: 'caller+executor', sample: 'explored' });
+    p.done(explore, 0.01); // lucky: the executor's average 0.7 -> 0.355 (cost 0.44), now 1.1x below the caller's
+    const trial = Array.from({ length: 10 }, () => {
+      const c = p.choose('adaptive', true);
+      p.done(c, callerFaster(c.where === 'caller'));
+      return c;
+    });
+    expect(trial.every((c) => c.sample === 'trial')).toBe(true);
+    expect(trial.filter((c) => c.where === 'caller').length).toBe(5);
+    expect(runs(p, 31, callerFaster)).toEqual(Array(31).fill(true));
+  });
+
+  it('a slow stretch measured on the preferred placement alone does not switch it: the trial sees both slowed', () => {
+    const callerFaster = (onCaller: boolean) => (onCaller ? 0.5 : 0.7);
+    const p = measured(callerFaster);
+    runs(p, 100, callerFaster);
+    // The machine runs at half speed for 300 searches: the caller's average passes the executor's
+    // cost measured before the stretch (0.875), which only calls trials, and every trial finds
+    // the caller faster.
+    const slow = (onCaller: boolean) => 2 * callerFaster(onCaller);
+    const stretch = Array.from({ length: 300 }, () => {
+      const c = p.choose('adaptive', true);
+      p.done(c, slow(c.where === 'caller'));
+      return c;
+    });
+    const onExecutor = stretch.filter((c) => c.where !== 'caller');
+    expect(onExecutor.filter((c) => c.sample === 'trial').length).toBeGreaterThan(0);
+    // Never as the preferred placement; at most a trial's five per TRIAL_GAP (32) choices plus its ten.
+    expect(onExecutor.filter((c) => c.sample === 'preferred')).toEqual([]);
+    expect(onExecutor.length).toBeLessThanOrEqual(Math.ceil(300 / 42) * 5 + 2);
+    expect(runs(p, 31, callerFaster)).toEqual(Array(31).fill(true));
   });
 
   it('lets one search at a time onto the calling thread, and none while the executor is busy; such searches are not measured', () => {
     const p = new FirstPhasePlacement();
     const first = p.choose('adaptive', true);
-    expect(first).toEqual({ where: 'caller', sample: 'preferred' });
+    expect(first).toEqual({ where: 'caller', sample: 'trial' });
     // A second search starting before the first one finished: the caller is taken.
     expect(p.choose('adaptive', true)).toEqual({ where: 'worker', sample: 'none' });
     p.done(first, 0.3);
@@ -136,8 +176,9 @@ describe('FirstPhasePlacement', () => {
     const first = p.choose('adaptive', true);
     p.done(first, 2.0);
     const second = p.choose('adaptive', true);
-    expect(second).toEqual({ where: 'caller+executor', sample: 'preferred' });
+    expect(second).toEqual({ where: 'caller+executor', sample: 'trial' });
     p.done(second, 1.4); // cost 1.4 x 1.25 = 1.75 < 2.0
+    runs(p, 8, (onCaller) => (onCaller ? 2.0 : 1.4));
     expect(p.choose('adaptive', true).where).toBe('caller+executor');
   });
 });

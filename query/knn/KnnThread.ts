@@ -2,14 +2,14 @@
  * Where a search's first phase (the 1-bit search of every segment) runs.
  * - `adaptive` (default): on the calling thread alone, or on the executor with the calling thread
  *   searching one of the slices meanwhile (as Lucene's TaskExecutor runs tasks on the caller
- *   too), whichever has been cheaper for this searcher (FirstPhasePlacement: the executor must be
- *   clearly faster, see EXECUTOR_TAIL), but only while the executor has nothing else to run. The
- *   first phase reads only the codes and graphs held in RAM, so the caller never waits on the
- *   disk; what the executor adds is parallelism across slices at the price of a round trip per
- *   slice (queue wait + clone + wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when
- *   other processes compete for the cores). Measured side by side (200k x 768, 2 segments,
- *   2 workers, load average 8.5): first phase p50 1.18 ms on the caller vs 7.97 ms on the
- *   executor. With other searches in flight the whole first phase is one task (`worker`), so
+ *   too), whichever was cheaper in the last side-by-side trial for this searcher
+ *   (FirstPhasePlacement, TRIAL_SAMPLES: the executor must be clearly faster, see EXECUTOR_TAIL),
+ *   but only while the executor has nothing else to run. The first phase reads only the codes
+ *   and graphs held in RAM, so the caller never waits on the disk; what the executor adds is
+ *   parallelism across slices at the price of a round trip per slice (queue wait + clone +
+ *   wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when other processes compete for
+ *   the cores). Measured side by side (200k x 768, 2 segments, 2 workers, load average 8.5):
+ *   first phase p50 1.18 ms on the caller vs 7.97 ms on the executor. With other searches in flight the whole first phase is one task (`worker`), so
  *   concurrent searches spread over the workers one search per worker and the event loop stays
  *   free: parallelism across searches then, not within one, with one hop per search instead of
  *   one per slice. Closed loop, warm 1M x 1024 (8 segments), 2 workers, 4 and 8 searches in
@@ -37,7 +37,7 @@ export type KnnThread = (typeof KNN_THREADS)[number];
 export type FirstPhaseWhere = Exclude<KnnThread, 'adaptive'>;
 
 /**
- * The placement that is not the cheaper one is measured again every `exploreEvery` adaptive
+ * The placement that is not the preferred one is measured again every `exploreEvery` adaptive
  * choices: EXPLORE_EVERY at first and whenever an explored sample comes out competitive (its cost
  * within COMPETITIVE of the preferred placement's), doubling up to MAX_EXPLORE_EVERY while explores
  * keep confirming the preferred one. Why: an explore runs a search on the slower placement, and
@@ -71,20 +71,71 @@ function cost(onCaller: boolean, ms: number): number {
 /** Weight of the newest measurement in the preferred placement's moving average (measured on every search). */
 const ALPHA = 0.1;
 /**
- * Weight of an explored measurement, the other placement's (one search in EXPLORE_EVERY). At 0.1
- * a placement that had become 4x faster took ~500 searches to take over (the average moves a
- * tenth of the way per explore, every 32nd search); at 0.5 it takes two or three explores, and a
- * single lucky sample that wins wrongly costs only the ~10 searches its average then needs to rise.
+ * Weight of an explored measurement, the other placement's (one search in EXPLORE_EVERY): at 0.5
+ * a placement that has become much faster calls for a trial at the first or second explore.
  */
 const ALPHA_EXPLORED = 0.5;
+
+/**
+ * The preferred placement changes only through a trial: TRIAL_SAMPLES searches on each, alternating
+ * (ABBA: caller, executor, executor, caller, ...), each placement's average then replaced by the
+ * median of its samples. Why: the two moving averages are measured at different times (the
+ * preferred one on every search, the other one search in `exploreEvery`), and this machine's
+ * speed drifts 2x within minutes, so comparing them put 1% / 13% / 21% of warm searches on
+ * `caller+executor` in three bench:profile runs (200k x 768, 2 segments), where it is ~20% slower
+ * than the caller alone side by side (0.65 vs 0.54 ms); one lucky explored sample, or a slow
+ * stretch measured on the preferred placement only, was enough. Side by side, both see the same
+ * machine; the median of five ignores two preempted samples. The first searches are a trial too.
+ */
+const TRIAL_SAMPLES = 5;
+/**
+ * A trial is called when the other placement's cost is this much below the preferred one's (so
+ * noise around equal costs does not call trial after trial), and at most once per TRIAL_GAP
+ * adaptive choices: a trial puts ~TRIAL_SAMPLES searches on the slower placement.
+ */
+const TRIAL_MARGIN = 1.1;
+const TRIAL_GAP = 32;
+
+/** The two placements the adaptive choice measures on an idle executor. */
+type Measured = 'caller' | 'caller+executor';
 
 export interface PlacementChoice {
   readonly where: FirstPhaseWhere;
   /**
    * How the search's first-phase time feeds the placement's average: not at all (a forced
-   * placement, or the machine was busy), as the preferred placement, or as an explored one.
+   * placement, or the machine was busy), as the preferred placement, as an explored one, or as
+   * one of a trial's side-by-side samples.
    */
-  readonly sample: 'none' | 'preferred' | 'explored';
+  readonly sample: 'none' | 'preferred' | 'explored' | 'trial';
+}
+
+/** The side-by-side samples of one trial (TRIAL_SAMPLES per placement). */
+class Trial {
+  private readonly caller = new Float64Array(TRIAL_SAMPLES);
+  private readonly executor = new Float64Array(TRIAL_SAMPLES);
+  private callerN = 0;
+  private executorN = 0;
+
+  /** The placement short of samples; on a tie, in ABBA order (so neither always goes first). */
+  next(): Measured {
+    if (this.callerN !== this.executorN) return this.callerN < this.executorN ? 'caller' : 'caller+executor';
+    return this.callerN % 2 === 0 ? 'caller' : 'caller+executor';
+  }
+
+  add(onCaller: boolean, ms: number): void {
+    if (onCaller) {
+      if (this.callerN < TRIAL_SAMPLES) this.caller[this.callerN++] = ms;
+    } else if (this.executorN < TRIAL_SAMPLES) this.executor[this.executorN++] = ms;
+  }
+
+  get complete(): boolean {
+    return this.callerN === TRIAL_SAMPLES && this.executorN === TRIAL_SAMPLES;
+  }
+
+  median(onCaller: boolean): number {
+    const s = (onCaller ? this.caller : this.executor).sort();
+    return s[TRIAL_SAMPLES >> 1]!;
+  }
 }
 
 /**
@@ -93,13 +144,17 @@ export interface PlacementChoice {
  * task pending, no other first phase on the caller), since queueing behind other searches would
  * be charged to the placement otherwise. A first phase on the caller counts as busy too: the
  * searches of a burst all start before the first one finishes, and only one of them may take the
- * calling thread.
+ * calling thread. The averages only call for a trial (see TRIAL_SAMPLES), which decides.
  */
 export class FirstPhasePlacement {
   private callerMs = Number.NaN;
   private executorMs = Number.NaN;
+  private preferred: Measured = 'caller';
+  private trial: Trial | null = new Trial();
+  /** Adaptive idle choices since the last trial ended. */
+  private sinceTrial = 0;
   private exploreEvery = EXPLORE_EVERY;
-  /** Adaptive choices (with both placements measured) until the next explore. */
+  /** Adaptive choices outside a trial until the next explore. */
   private untilExplore = EXPLORE_EVERY;
   private onCallerNow = 0;
 
@@ -115,25 +170,44 @@ export class FirstPhasePlacement {
     const onCaller = choice.where === 'caller';
     if (onCaller) this.onCallerNow--;
     if (choice.sample === 'none' || Number.isNaN(ms)) return;
+    if (choice.sample === 'trial') {
+      this.trial?.add(onCaller, ms);
+      if (this.trial?.complete) this.decide(this.trial);
+      return;
+    }
     if (choice.sample === 'explored') {
       const preferredCost = cost(!onCaller, onCaller ? this.executorMs : this.callerMs);
       this.exploreEvery = cost(onCaller, ms) <= COMPETITIVE * preferredCost ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
       this.untilExplore = this.exploreEvery;
     }
     const alpha = choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA;
-    if (onCaller) this.callerMs = Number.isNaN(this.callerMs) ? ms : this.callerMs + alpha * (ms - this.callerMs);
-    else this.executorMs = Number.isNaN(this.executorMs) ? ms : this.executorMs + alpha * (ms - this.executorMs);
+    if (onCaller) this.callerMs += alpha * (ms - this.callerMs);
+    else this.executorMs += alpha * (ms - this.executorMs);
+    const preferredOnCaller = this.preferred === 'caller';
+    const preferredCost = cost(preferredOnCaller, preferredOnCaller ? this.callerMs : this.executorMs);
+    const otherCost = cost(!preferredOnCaller, preferredOnCaller ? this.executorMs : this.callerMs);
+    if (this.sinceTrial >= TRIAL_GAP && TRIAL_MARGIN * otherCost < preferredCost) this.trial = new Trial();
+  }
+
+  private decide(trial: Trial): void {
+    this.callerMs = trial.median(true);
+    this.executorMs = trial.median(false);
+    const preferred: Measured = cost(true, this.callerMs) <= cost(false, this.executorMs) ? 'caller' : 'caller+executor';
+    if (preferred !== this.preferred) this.exploreEvery = EXPLORE_EVERY;
+    this.preferred = preferred;
+    this.untilExplore = this.exploreEvery;
+    this.trial = null;
+    this.sinceTrial = 0;
   }
 
   private pick(thread: KnnThread, idle: boolean): PlacementChoice {
     if (thread !== 'adaptive') return { where: thread, sample: 'none' };
     if (!idle) return { where: 'worker', sample: 'none' };
     // Measured only on an idle executor, where the calling thread also searches a slice.
-    if (Number.isNaN(this.callerMs)) return { where: 'caller', sample: 'preferred' };
-    if (Number.isNaN(this.executorMs)) return { where: 'caller+executor', sample: 'preferred' };
-    const callerFaster = cost(true, this.callerMs) <= cost(false, this.executorMs);
-    if (--this.untilExplore > 0) return { where: callerFaster ? 'caller' : 'caller+executor', sample: 'preferred' };
+    if (this.trial) return { where: this.trial.next(), sample: 'trial' };
+    this.sinceTrial++;
+    if (--this.untilExplore > 0) return { where: this.preferred, sample: 'preferred' };
     this.untilExplore = this.exploreEvery;
-    return { where: callerFaster ? 'caller+executor' : 'caller', sample: 'explored' };
+    return { where: this.preferred === 'caller' ? 'caller+executor' : 'caller', sample: 'explored' };
   }
 }
