@@ -21,6 +21,7 @@ import { runLoad } from '../load/runLoad.js';
 import { isLoopbackIp, resolveTarget } from '../load/target.js';
 import { readFvecs, readIvecs } from '../load/vecfile.js';
 import { percentile } from '../load/percentile.js';
+import { singleStream } from '../load/singleStream.js';
 import { VirtualClock } from './support/VirtualClock.js';
 import { simulatedServer } from './support/SimulatedServer.js';
 
@@ -350,6 +351,37 @@ describe('find-max', () => {
     expect(f.max_sustainable_rate as number).toBeLessThan(160);
     const firstFail = f.steps.find((st) => !st.pass);
     expect(firstFail?.reasons.join(' ')).toMatch(/shed|p99|timeouts/);
+  });
+});
+
+describe('single stream (the baseline a run is compared with)', () => {
+  it('sends the searches one at a time, query i % count, through the run\'s client and bodies', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const bodies: string[] = [];
+    const s = await stub((res, body) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      bodies.push(body);
+      setImmediate(() => {
+        inFlight--;
+        answer(res);
+      });
+    });
+    const queries = randomUnitQueries(4, 3, 7);
+    const { ms } = await singleStream(s.url, queries, { k: 10, oversample: 5 }, 5);
+    expect(ms.length).toBe(5);
+    expect(Array.from(ms).every((t) => t > 0)).toBe(true);
+    expect(most).toBe(1);
+    const sent = bodies.map((b) => JSON.parse(b) as { vector: number[]; k: number; oversample: number });
+    expect(sent.map((b) => [b.k, b.oversample])).toEqual(Array(5).fill([10, 5]));
+    const query = (i: number) => Array.from(queries.data.subarray(i * 4, i * 4 + 4));
+    sent.forEach((b, i) => b.vector.forEach((x, j) => expect(x).toBeCloseTo(query(i % 3)[j]!, 6)));
+  });
+
+  it('names the search that was not answered and why', async () => {
+    const s = await stub((res, _body, n) => (n === 2 ? answer(res, 429, '{"error":{}}') : answer(res)));
+    await expect(singleStream(s.url, randomUnitQueries(4, 3, 7), { k: 10 }, 5)).rejects.toThrow('single-stream search 3 of 5 was not answered: http_429');
   });
 });
 

@@ -8,7 +8,7 @@
  *
  * The cap is the server's anonymous memory once the index is open, plus 64 MiB for its heaps,
  * plus `--cache-mib` of page cache (see coldServer.ts); `--anon-mib` is the most the server may
- * hold after open. Before each run a few single-stream searches probe the server (then the fp32
+ * hold after open. Before each run 50 single-stream searches probe the server (then the fp32
  * files are evicted again). A run that answers fewer than 90% of its requests prints why
  * (loadDiagnosis.ts), and the benchmark exits 1 when a run answered nothing.
  */
@@ -24,6 +24,7 @@ import { parseDuration } from '../../load/duration.js';
 import { queriesFromFvecs, type QuerySet } from '../../load/queries.js';
 import { readIvecs } from '../../load/vecfile.js';
 import { percentile } from '../../load/percentile.js';
+import { singleStream } from '../../load/singleStream.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { ColdServer } from './coldServer.js';
 import { diagnose } from './loadDiagnosis.js';
@@ -57,7 +58,7 @@ const anonCeilingBytes = Number(values['anon-mib'] ?? 1536) * MIB;
 const support = memoryCgroupSupport();
 /** The client's timeout; the server is given the same deadline, so it drops a search nobody waits for (504). */
 const TIMEOUT_MS = 2000;
-const PROBE_QUERIES = 20;
+const PROBE_QUERIES = 50;
 
 /**
  * The CPU reference (cpuReference.ts) sampled every 50 ms in a process of its own for the length
@@ -88,27 +89,18 @@ async function startCpuReference(): Promise<() => Promise<number[]>> {
     });
 }
 
-/** Single-stream latency of `PROBE_QUERIES` searches, p50 ms (null when they fail: the run will say why). */
+/**
+ * Single-stream cold latency of `PROBE_QUERIES` searches through the run's own transport, p50 ms
+ * (null when they fail: the run will say why).
+ */
 async function probe(url: string, q: QuerySet): Promise<number | null> {
-  const ms: number[] = [];
-  for (let i = 0; i < PROBE_QUERIES; i++) {
-    const vector = Array.from(q.data.subarray((i % q.count) * q.dim, (i % q.count + 1) * q.dim));
-    const t0 = performance.now();
-    try {
-      const res = await fetch(`${url}/v1/search`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ vector, k: 10, oversample: 5 }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 200) return null;
-    } catch {
-      return null;
-    }
-    ms.push(performance.now() - t0);
+  try {
+    const { ms } = await singleStream(url, q, { k: 10, oversample: 5 }, PROBE_QUERIES);
+    return percentile(ms.sort(), 50);
+  } catch (e) {
+    process.stderr.write(`bench:load: ${(e as Error).message}\n`);
+    return null;
   }
-  return percentile(Float64Array.from(ms).sort(), 50);
 }
 
 let answeredNothing = false;
@@ -118,7 +110,7 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
   label: string,
   readPath: ReadPath,
   fn: (url: string) => Promise<T>,
-): Promise<T & { readonly server: Record<string, unknown> & { readonly cpuReference: ReturnType<typeof summarize> } }> {
+): Promise<T & { readonly server: Record<string, unknown> & { readonly cpuReference: ReturnType<typeof summarize>; readonly probeP50Ms: number | null } }> {
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
   const server = await ColdServer.start({ argv, coldFiles: vecFiles, limit: { kind: 'after-open', cacheBytes, anonCeilingBytes }, cgroup: support, name: `prescore-bench-load-${process.pid}` });
   try {
@@ -167,12 +159,13 @@ for (const readPath of paths) {
   (json.runs as Record<string, unknown>)[readPath] = { ...report, server };
   const l = report.latency_ms;
   const cpu = server.cpuReference;
-  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`]);
+  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, server.probeP50Ms ?? '-', server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2), report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`]);
 }
 process.stdout.write(
   [
     `bench:load  ${ds.n.toLocaleString()} x ${ds.dim}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
-    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50'], rows),
+    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50'], rows),
+    `single stream: ${PROBE_QUERIES} searches one at a time on the cold server before the run (the fp32 files evicted again after them), through the run's own HTTP client`,
     'cpu ref: a fixed ~2 ms wasm job (cpuReference.ts) every 50 ms in a process of its own during the run: the machine\'s own tail for CPU work (p99/p50 1.0 when quiet)',
   ].join('\n') + '\n',
 );
