@@ -39,6 +39,11 @@ export interface QueryStats {
   readonly rescoredOn: 'executor' | 'caller' | 'none';
   /** Where the first phase ran (see KnnThread): on the calling thread, the executor's workers (a task per slice, or one `worker` task for all), or both (the caller searched one slice); `none`: no 1-bit first phase (on-disk graph). */
   readonly searchedOn: FirstPhaseWhere | 'none';
+  /**
+   * Slices posted to the executor that the calling thread searched itself because no worker had
+   * started them when its own slice was done (`caller+executor`; see KnnFloatVectorQuery).
+   */
+  readonly slicesTakenBack: number;
   /** The per-phase profile, when the search asked for one (`profile: true`). */
   readonly profile?: QueryProfile;
 }

@@ -19,6 +19,7 @@ export class QueryStatsCollector {
   rescoreMs = 0;
   rescoredOn: QueryStats['rescoredOn'] = 'none';
   searchedOn: QueryStats['searchedOn'] = 'none';
+  slicesTakenBack = 0;
   /** Per-entry event log when tracing: +(i+1) = prefetch issued for entry i, -(i+1) = entry i scored. */
   trace: number[] | undefined;
   /** Worker threads that issued prefetches for this search. */
@@ -55,6 +56,7 @@ export class QueryStatsCollector {
       },
       rescoredOn: this.rescoredOn,
       searchedOn: this.searchedOn,
+      slicesTakenBack: this.slicesTakenBack,
     };
   }
 }

@@ -4,6 +4,11 @@ import { openIndex } from '../src/api/openIndex.js';
 import { KNN_THREADS, type VectorIndex } from '../src/api/types.js';
 import { FirstPhasePlacement } from '../query/knn/KnnThread.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
+import { DirectoryReader } from '../segments/index/DirectoryReader.js';
+import { IndexSearcher } from '../query/IndexSearcher.js';
+import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
+import { knnSlice, type KnnSliceArgs } from '../query/knn/knnSlice.js';
+import type { TaskExecutor } from '../query/executor/TaskExecutor.js';
 
 let t: TestIndex;
 let index: VectorIndex;
@@ -43,6 +48,49 @@ describe('first-phase placement (KnnThread)', () => {
     const concurrent = await Promise.all(Array.from({ length: 8 }, (_, i) => index.search(query(i), { k: 10 })));
     // The first search found the executor idle; every later one started while others were in flight.
     expect(concurrent.slice(1).map((r) => r.stats.searchedOn)).toEqual(Array(7).fill('worker'));
+  });
+});
+
+describe('caller+executor takes back the slices no worker has started', () => {
+  /** An executor whose tasks start only when released: a worker that has not woken yet. Runs knn.slice in this thread then. */
+  function stalledExecutor() {
+    const held: (() => Promise<void>)[] = [];
+    const answers: unknown[] = [];
+    const executor: TaskExecutor = {
+      threads: 2,
+      pending: 0,
+      run: <A, R>(_task: unknown, args: A) =>
+        new Promise<R>((resolve, reject) => {
+          held.push(() =>
+            knnSlice(args as KnnSliceArgs).then((r) => {
+              answers.push(r);
+              resolve(r as R);
+            }, reject),
+          );
+        }),
+    };
+    return { executor, held, answers };
+  }
+
+  it('searches a posted slice on the calling thread when no worker has started it, with the same hits; the task later finds it taken', async () => {
+    const reader = DirectoryReader.open(t.dir);
+    const { executor, held, answers } = stalledExecutor();
+    const stalled = new IndexSearcher(reader, { executor });
+    const reference = new IndexSearcher(reader, { executor: Executor.get() });
+    expect(stalled.slices.length).toBe(2);
+    for (let qi = 0; qi < 3; qi++) {
+      const knn = () => new KnnFloatVectorQuery('vector', query(qi), 10, { numCandidates: 40 });
+      const taken = await stalled.search(knn(), 10, { knnThread: 'caller+executor' });
+      const alone = await reference.search(knn(), 10, { knnThread: 'caller' });
+      expect(taken.stats.searchedOn).toBe('caller+executor');
+      expect(taken.stats.slicesTakenBack).toBe(stalled.slices.length - 1);
+      expect(taken.topDocs.scoreDocs).toEqual(alone.topDocs.scoreDocs);
+      expect(alone.stats.slicesTakenBack).toBe(0);
+    }
+    // The held tasks, once a worker gets to them, answer at once without searching.
+    expect(held.length).toBe(3);
+    for (const start of held.splice(0)) await start();
+    expect(answers).toEqual(Array(3).fill({ taken: true }));
   });
 });
 

@@ -121,14 +121,20 @@ describe('search profile', () => {
     expect(Array.isArray(p.gc)).toBe(true);
   });
 
-  it('shows caller+executor as one hop fewer than slices: the calling thread searched the first slice itself', async () => {
+  it('shows caller+executor as one hop fewer than slices: the calling thread searched the first slice itself (and any it took back)', async () => {
     const r = await index.search(query(2), { k: 5, oversample: 3, profile: true, knnThread: 'caller+executor', rescoreThread: 'caller' });
     const p = r.stats.profile!;
     expect(r.stats.searchedOn).toBe('caller+executor');
-    expect(p.hops.filter((h) => h.task === 'knn.slice')).toHaveLength(searcher.slices.length - 1);
+    // A slice no worker had started when the caller was done is searched here, without a hop.
+    const taken = r.stats.slicesTakenBack;
+    expect(p.hops.filter((h) => h.task === 'knn.slice')).toHaveLength(searcher.slices.length - 1 - taken);
     expect(p.segments).toHaveLength(3);
-    const here = new Set(searcher.slices[0]!.leaves.map((l) => l.reader.name));
-    for (const s of p.segments) expect(s.threadId === threadId).toBe(here.has(s.segment));
+    const first = new Set(searcher.slices[0]!.leaves.map((l) => l.reader.name));
+    for (const s of p.segments) if (first.has(s.segment)) expect(s.threadId).toBe(threadId);
+    const here = p.segments.filter((s) => s.threadId === threadId).length;
+    const takenSegments = searcher.slices.slice(1).filter((slice) => slice.leaves.every((l) => p.segments.find((s) => s.segment === l.reader.name)!.threadId === threadId));
+    expect(takenSegments).toHaveLength(taken);
+    expect(here).toBe(first.size + takenSegments.reduce((n, slice) => n + slice.leaves.length, 0));
     expect(p.phases.map((x) => x.name)).toContain('knn.callerAndExecutor');
   });
 

@@ -20,7 +20,8 @@
  * - `executor`: always one task per slice on the executor, the caller only waits.
  * - `worker`: always one task over every segment.
  * - `caller`: always on the calling thread (comparison and tests).
- * - `caller+executor`: always the first slice here and the others on the executor.
+ * - `caller+executor`: always the first slice here and the others on the executor; a posted slice
+ *   that no worker has started by the time the caller is done is searched here too (taken back).
  * Every placement runs the same per-segment search code, so results are identical.
  */
 export const KNN_THREADS = ['adaptive', 'executor', 'worker', 'caller', 'caller+executor'] as const;

@@ -23,6 +23,32 @@ export interface KnnSliceArgs {
   readonly profile?: boolean;
   /** Per segment: the graph or a flat scan by the cost model ('auto', the default), or forced. */
   readonly strategy?: SegmentSearch;
+  /**
+   * The slice's claim cell, shared with the calling thread (cells over a SharedArrayBuffer): the
+   * task searches only after claiming the cell (0 -> 1); otherwise the calling thread has taken
+   * the slice back (0 -> 2) and the task answers SLICE_TAKEN at once. See KnnFloatVectorQuery.
+   */
+  readonly claim?: SliceClaim | null;
+}
+
+export interface SliceClaim {
+  readonly cells: Int32Array;
+  readonly at: number;
+}
+
+/** A posted slice's answer when the calling thread searched it itself (it had not started here). */
+export interface SliceTaken {
+  readonly taken: true;
+}
+const SLICE_TAKEN: SliceTaken = { taken: true };
+
+export function isSliceTaken(r: KnnSliceResult | SliceTaken): r is SliceTaken {
+  return (r as Partial<SliceTaken>).taken === true;
+}
+
+/** Claims a posted slice for the calling thread: true when no worker had started it. */
+export function takeBack(claim: SliceClaim): boolean {
+  return Atomics.compareExchange(claim.cells, claim.at, 0, 2) === 0;
 }
 
 export interface KnnSliceResult {
@@ -32,16 +58,17 @@ export interface KnnSliceResult {
   readonly threadId: number;
 }
 
-export const KNN_SLICE = defineTask<KnnSliceArgs, KnnSliceResult | UnknownSegments>('knn.slice');
+export const KNN_SLICE = defineTask<KnnSliceArgs, KnnSliceResult | SliceTaken | UnknownSegments>('knn.slice');
 export const LOAD_SEGMENTS = defineTask<{ readonly segments: readonly SegmentHandle[] }, number>('index.load');
 
 /**
  * Executor task `knn.slice`: the first phase over a slice of segments (Lucene's LeafSlice), each
  * searched through the segment's own kNN entry, in slice order.
  */
-export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult | UnknownSegments> {
+export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult | SliceTaken | UnknownSegments> {
   const segments = resolveSegments(args.segments);
   if (!Array.isArray(segments)) return segments as UnknownSegments;
+  if (args.claim && Atomics.compareExchange(args.claim.cells, args.claim.at, 0, 1) !== 0) return SLICE_TAKEN;
   const out: SegmentKnnResult[] = [];
   const global = args.global ? new GlobalSimilarityQueue(args.global) : null;
   const segmentMs = args.profile ? new Float64Array(segments.length) : null;

@@ -353,6 +353,7 @@ function statsJson(result: SearchResult) {
     timings: { first_phase_ms: s.timings.firstPhaseMs, rescore_ms: s.timings.rescoreMs, total_ms: s.timings.totalMs },
     rescored_on: s.rescoredOn,
     searched_on: s.searchedOn,
+    slices_taken_back: s.slicesTakenBack,
     ...(s.profile ? { profile: profileJson(s.profile) } : {}),
   };
 }

@@ -135,6 +135,7 @@ export class FakeIndex implements VectorIndex {
         readsBeforePrefetch: 0,
         rescoredOn: 'executor',
         searchedOn: 'executor',
+        slicesTakenBack: 0,
         deferred: true,
         maxPrefetchDistance: Math.min(candidates, 16),
         firstPhaseExact: false,
