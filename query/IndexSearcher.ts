@@ -11,6 +11,7 @@ import { QueryStatsCollector } from './QueryStatsCollector.js';
 import { monotonicMs } from './executor/clock.js';
 import { QueryProfiler } from './QueryProfiler.js';
 import type { RescoreThread } from './rescore/RescoreThread.js';
+import { TakenBackTasks } from './knn/TakenBackTasks.js';
 import { FirstPhasePlacement, type KnnThread } from './knn/KnnThread.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { floatCompare } from './ScoreDoc.js';
@@ -79,6 +80,7 @@ export class IndexSearcher implements Searcher {
   readonly rescoreThread: RescoreThread;
   readonly knnThread: KnnThread;
   readonly knnPlacement = new FirstPhasePlacement();
+  readonly takenBack = new TakenBackTasks();
   /** See Searcher.heldInArenas: fixed for the searcher's reader, so computed once, not per search. */
   readonly heldInArenas: boolean;
   /** Prefetch policy state per leaf, shared by all workers (see PrefetchPolicy). */

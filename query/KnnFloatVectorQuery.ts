@@ -1,5 +1,5 @@
 import { DocAndScoreQuery } from './DocAndScoreQuery.js';
-import { Query, type SearchContext, type Searcher } from './Query.js';
+import { Query, executorIdle, type SearchContext, type Searcher } from './Query.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
@@ -111,7 +111,7 @@ export class KnnFloatVectorQuery extends Query {
     const js = this.options.graphSearch === 'js';
     const args = { target: this.target, k: this.k, ef, global, js, profile, strategy: this.options.segmentSearch };
     const thread = ctx.knnThread ?? 'executor';
-    const idle = searcher.executor.pending === 0 && (thread !== 'adaptive' || searcher.heldInArenas);
+    const idle = executorIdle(searcher) && (thread !== 'adaptive' || searcher.heldInArenas);
     const placement = searcher.knnPlacement.choose(thread, idle);
     const phaseAt = monotonicMs();
     let sliceResults: KnnSliceResult[];
@@ -184,6 +184,7 @@ export class KnnFloatVectorQuery extends Query {
     for (let j = 0; j < posted.length; j++) {
       if (cells !== null && takeBack({ cells, at: j })) {
         ctx.stats.slicesTakenBack++;
+        searcher.takenBack.add(posted[j]!);
         results.push(await searchHere(posting[j]!.handles));
       } else {
         results.push(untaken(await posted[j]!));

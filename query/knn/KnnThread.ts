@@ -3,13 +3,13 @@
  * - `adaptive` (default): on the calling thread alone, or on the executor with the calling thread
  *   searching one of the slices meanwhile (as Lucene's TaskExecutor runs tasks on the caller
  *   too), whichever was cheaper in the last side-by-side trial for this searcher
- *   (FirstPhasePlacement, TRIAL_SAMPLES: the executor must be clearly faster, see EXECUTOR_TAIL),
- *   but only while the executor has nothing else to run. The first phase reads only the codes
- *   and graphs held in RAM, so the caller never waits on the disk; what the executor adds is
- *   parallelism across slices at the price of a round trip per slice (queue wait + clone +
- *   wake-up + return: ~0.3 ms on an idle 2-core VM, several ms when other processes compete for
- *   the cores). Measured side by side (200k x 768, 2 segments, 2 workers, load average 8.5):
- *   first phase p50 1.18 ms on the caller vs 7.97 ms on the executor. With other searches in flight the whole first phase is one task (`worker`), so
+ *   (FirstPhasePlacement, TRIAL_SAMPLES), but only while the executor has nothing else to run.
+ *   The first phase reads only the codes and graphs held in RAM, so the caller never waits on
+ *   the disk; what the executor adds is parallelism across slices at the price of a round trip
+ *   per slice (queue wait + clone + wake-up + return: ~0.3 ms on an idle 2-core VM, several ms
+ *   when other processes compete for the cores). Measured side by side (200k x 768, 2 segments,
+ *   2 workers, load average 8.5): first phase p50 1.18 ms on the caller vs 7.97 ms on the
+ *   executor. With other searches in flight the whole first phase is one task (`worker`), so
  *   concurrent searches spread over the workers one search per worker and the event loop stays
  *   free: parallelism across searches then, not within one, with one hop per search instead of
  *   one per slice. Closed loop, warm 1M x 1024 (8 segments), 2 workers, 4 and 8 searches in
@@ -39,7 +39,7 @@ export type FirstPhaseWhere = Exclude<KnnThread, 'adaptive'>;
 
 /**
  * The placement that is not the preferred one is measured again every `exploreEvery` adaptive
- * choices: EXPLORE_EVERY at first and whenever an explored sample comes out competitive (its cost
+ * choices: EXPLORE_EVERY at first and whenever an explored sample comes out competitive (its time
  * within COMPETITIVE of the preferred placement's), doubling up to MAX_EXPLORE_EVERY while explores
  * keep confirming the preferred one. Why: an explore runs a search on the slower placement, and
  * at one in 32 those searches were the p99 (bench:profile, 200k x 768 warm, 500 queries, two runs:
@@ -51,31 +51,30 @@ const EXPLORE_EVERY = 32;
 const MAX_EXPLORE_EVERY = 512;
 const COMPETITIVE = 1.1;
 /**
- * A placement's cost is its mean first-phase time, the executor's times this factor: the
- * executor's extra cost is in its tail (waking two workers and the return hop), which a mean
- * under-weights. Measured with the first phase forced to one placement (1M x 1024, 8 segments,
- * 2 workers, warm, 200 queries, the second and third pass of two runs each): caller mean
- * 2.22-2.94 ms, p99 3.9-4.5 ms; executor mean 2.40-3.46 ms, p99 6.1-8.4 ms. By means alone the
- * two were within 1.25x, so the adaptive choice sat on the executor for long stretches and
- * explored it every 32nd search. Side by side (a cold 400-query probe, 1M, k=10, the old rule
- * and this one alternating, three pairs): total p99 5.59 / 5.29 / 4.34 ms with raw means and
- * COMPETITIVE 1.25, 4.75 / 4.33 / 4.20 ms with this factor, p50 2.07-2.08 ms in every run.
- * The executor is taken when its mean is 1.25x lower: when the parallelism across slices really
- * pays (larger segments, more of them, more cores).
+ * The placements are compared by their times alone. An earlier rule counted the executor's at
+ * 1.25x, for its tail: with the first phase all on the workers (the `executor` placement), p99
+ * was 6.1-8.4 ms against 3.9-4.5 ms on the caller for about the same mean (1M x 1024, 8
+ * segments, 2 workers, warm). The adaptive choice's executor arm is `caller+executor` now, and a
+ * posted slice no worker has started is taken back by the caller (KnnFloatVectorQuery), so its
+ * tail is no longer the worker's wake-up: side by side (1M x 1024, single stream, searches 3 ms
+ * apart, 1000 per placement interleaved), first phase p50 1.45-1.61 ms against 2.03-2.27 on the
+ * caller alone, p99 lower than the caller's in 6 of 8 runs (num_candidates 100), and at the
+ * service's default beam (200) p50 1.98-2.01 against 3.07, p99 9.4-10.5 against 17.4 (two runs).
+ * With the 1.25x premium the HTTP server kept the caller alone there (first phase p50 3.38 ms,
+ * 198 of 200 searches), its explored `caller+executor` samples at 2.96 ms never calling a trial.
+ * At 200k x 768 in 2 segments the caller alone stays cheaper (0.54 against 0.65 ms).
  */
-const EXECUTOR_TAIL = 1.25;
-
-/** A placement's cost for a mean first-phase time: the executor's counted at EXECUTOR_TAIL. */
-function cost(onCaller: boolean, ms: number): number {
-  return onCaller ? ms : EXECUTOR_TAIL * ms;
-}
 /** Weight of the newest measurement in the preferred placement's moving average (measured on every search). */
 const ALPHA = 0.1;
 /**
- * Weight of an explored measurement, the other placement's (one search in EXPLORE_EVERY): at 0.5
- * a placement that has become much faster calls for a trial at the first or second explore.
+ * Weight of an explored measurement, the other placement's (one search in EXPLORE_EVERY): it
+ * replaces that placement's time, since only a trial can act on it. Why not a moving average:
+ * the first trial of an HTTP server runs during its warm-up requests (concurrent, the JIT still
+ * compiling), and at 0.5 that trial's inflated time took 3-4 explores (100-160 searches) to
+ * wash out: 161 of the server's first 200 searches stayed on the caller alone (first phase p50
+ * 3.53 ms) while `caller+executor` measured 2.49 ms (1M x 1024, single stream).
  */
-const ALPHA_EXPLORED = 0.5;
+const ALPHA_EXPLORED = 1;
 
 /**
  * The preferred placement changes only through a trial: TRIAL_SAMPLES searches on each, alternating
@@ -90,7 +89,7 @@ const ALPHA_EXPLORED = 0.5;
  */
 const TRIAL_SAMPLES = 5;
 /**
- * A trial is called when the other placement's cost is this much below the preferred one's (so
+ * A trial is called when the other placement's time is this much below the preferred one's (so
  * noise around equal costs does not call trial after trial), and at most once per TRIAL_GAP
  * adaptive choices: a trial puts ~TRIAL_SAMPLES searches on the slower placement.
  */
@@ -177,23 +176,23 @@ export class FirstPhasePlacement {
       return;
     }
     if (choice.sample === 'explored') {
-      const preferredCost = cost(!onCaller, onCaller ? this.executorMs : this.callerMs);
-      this.exploreEvery = cost(onCaller, ms) <= COMPETITIVE * preferredCost ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
+      const preferredMs = onCaller ? this.executorMs : this.callerMs;
+      this.exploreEvery = ms <= COMPETITIVE * preferredMs ? EXPLORE_EVERY : Math.min(MAX_EXPLORE_EVERY, 2 * this.exploreEvery);
       this.untilExplore = this.exploreEvery;
     }
     const alpha = choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA;
     if (onCaller) this.callerMs += alpha * (ms - this.callerMs);
     else this.executorMs += alpha * (ms - this.executorMs);
-    const preferredOnCaller = this.preferred === 'caller';
-    const preferredCost = cost(preferredOnCaller, preferredOnCaller ? this.callerMs : this.executorMs);
-    const otherCost = cost(!preferredOnCaller, preferredOnCaller ? this.executorMs : this.callerMs);
-    if (this.sinceTrial >= TRIAL_GAP && TRIAL_MARGIN * otherCost < preferredCost) this.trial = new Trial();
+    const onCallerNow = this.preferred === 'caller';
+    const preferredMs = onCallerNow ? this.callerMs : this.executorMs;
+    const otherMs = onCallerNow ? this.executorMs : this.callerMs;
+    if (this.sinceTrial >= TRIAL_GAP && TRIAL_MARGIN * otherMs < preferredMs) this.trial = new Trial();
   }
 
   private decide(trial: Trial): void {
     this.callerMs = trial.median(true);
     this.executorMs = trial.median(false);
-    const preferred: Measured = cost(true, this.callerMs) <= cost(false, this.executorMs) ? 'caller' : 'caller+executor';
+    const preferred: Measured = this.callerMs <= this.executorMs ? 'caller' : 'caller+executor';
     if (preferred !== this.preferred) this.exploreEvery = EXPLORE_EVERY;
     this.preferred = preferred;
     this.untilExplore = this.exploreEvery;

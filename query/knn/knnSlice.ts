@@ -66,6 +66,9 @@ export const LOAD_SEGMENTS = defineTask<{ readonly segments: readonly SegmentHan
  * searched through the segment's own kNN entry, in slice order.
  */
 export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult | SliceTaken | UnknownSegments> {
+  // Taken back: answer before resolving, so a retry with handles (after UnknownSegments) does not
+  // make this worker keep the handles of an index that may be closing.
+  if (args.claim && Atomics.load(args.claim.cells, args.claim.at) === 2) return SLICE_TAKEN;
   const segments = resolveSegments(args.segments);
   if (!Array.isArray(segments)) return segments as UnknownSegments;
   if (args.claim && Atomics.compareExchange(args.claim.cells, args.claim.at, 0, 1) !== 0) return SLICE_TAKEN;

@@ -4,7 +4,7 @@ import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import type { ValuesSpec } from '../DoubleValuesSource.js';
 import { budgetShare, withBudget } from '../prefetch/IoBudget.js';
 import { POLICY_STATE_INTS, believedResident, type PrefetchPolicyName } from '../prefetch/PrefetchPolicy.js';
-import type { SearchContext, Searcher } from '../Query.js';
+import { executorIdle, type SearchContext, type Searcher } from '../Query.js';
 import type { TaskHop } from '../executor/TaskHop.js';
 import { RESCORE_RING, type RescoreTaskArgs, type RescoreTaskResult, type VectorIo } from './RescoreTask.js';
 import { rescoreRing } from './rescoreRing.js';
@@ -65,7 +65,7 @@ export const COLD_CALLER_CANDIDATES = 64;
 function rescoreOnCaller(searcher: Searcher, ctx: SearchContext, input: RescoreInput, shape: PathShape): boolean {
   if (ctx.rescoreThread === 'caller') return true;
   if (ctx.rescoreThread !== 'adaptive' || !shape.placeable) return false;
-  if (input.ords.length <= COLD_CALLER_CANDIDATES && searcher.executor.pending === 0) return true;
+  if (input.ords.length <= COLD_CALLER_CANDIDATES && executorIdle(searcher)) return true;
   let last = -1;
   for (let i = 0; i < input.leafOrds.length; i++) {
     const leafOrd = input.leafOrds[i];

@@ -256,6 +256,9 @@ class SearchableIndex implements VectorIndex {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Tasks whose slices searches took back may still be queued: they answer at once, and must
+    // before the pool is destroyed (an answer after that is an error in the pool).
+    await this.searcher.takenBack.drained();
     this.reader.close();
     // Workers free this index's codes, graphs and mappings; the last open index takes the pool with it.
     if (Executor.exists()) Executor.get().releaseIndex(this.reader.id);
