@@ -11,3 +11,4 @@ export { readFvecs, readIvecs, type VecRows } from './vecfile.js';
 export { realClock, type Clock, type ClockTimer } from './clock.js';
 export { HttpTransport, classifyStatus, type Transport, type TransportFactory, type Outcome, type OutcomeKind } from './transport.js';
 export { percentile } from './percentile.js';
+export { singleStream, type SingleStream } from './singleStream.js';

@@ -62,7 +62,10 @@ const COMPETITIVE = 1.1;
  * service's default beam (200) p50 1.98-2.01 against 3.07, p99 9.4-10.5 against 17.4 (two runs).
  * With the 1.25x premium the HTTP server kept the caller alone there (first phase p50 3.38 ms,
  * 198 of 200 searches), its explored `caller+executor` samples at 2.96 ms never calling a trial.
- * At 200k x 768 in 2 segments the caller alone stays cheaper (0.54 against 0.65 ms).
+ * At 200k x 768 in 2 segments trials keep the caller alone in a plain single stream (0.54 against
+ * 0.65 ms side by side), and choose `caller+executor` when other work keeps the workers awake
+ * between searches (bench:profile's default variants: 0.62-0.68 ms against 0.82-0.89 forced onto
+ * the caller alone).
  */
 /** Weight of the newest measurement in the preferred placement's moving average (measured on every search). */
 const ALPHA = 0.1;
@@ -183,9 +186,9 @@ export class FirstPhasePlacement {
     const alpha = choice.sample === 'explored' ? ALPHA_EXPLORED : ALPHA;
     if (onCaller) this.callerMs += alpha * (ms - this.callerMs);
     else this.executorMs += alpha * (ms - this.executorMs);
-    const onCallerNow = this.preferred === 'caller';
-    const preferredMs = onCallerNow ? this.callerMs : this.executorMs;
-    const otherMs = onCallerNow ? this.executorMs : this.callerMs;
+    const preferredOnCaller = this.preferred === 'caller';
+    const preferredMs = preferredOnCaller ? this.callerMs : this.executorMs;
+    const otherMs = preferredOnCaller ? this.executorMs : this.callerMs;
     if (this.sinceTrial >= TRIAL_GAP && TRIAL_MARGIN * otherMs < preferredMs) this.trial = new Trial();
   }
 
