@@ -25,11 +25,17 @@ export interface KnnSliceArgs {
   readonly strategy?: SegmentSearch;
   /**
    * The slice's claim cell, shared with the calling thread (cells over a SharedArrayBuffer): the
-   * task searches only after claiming the cell (0 -> 1); otherwise the calling thread has taken
-   * the slice back (0 -> 2) and the task answers SLICE_TAKEN at once. See KnnFloatVectorQuery.
+   * task searches only after claiming the cell (UNCLAIMED -> STARTED); otherwise the calling thread
+   * has taken the slice back (UNCLAIMED -> TAKEN_BACK) and the task answers SLICE_TAKEN at once.
+   * See KnnFloatVectorQuery.
    */
   readonly claim?: SliceClaim | null;
 }
+
+/** A claim cell's states: set once, by whichever of the worker and the calling thread comes first. */
+const UNCLAIMED = 0;
+const STARTED = 1;
+const TAKEN_BACK = 2;
 
 export interface SliceClaim {
   readonly cells: Int32Array;
@@ -48,7 +54,7 @@ export function isSliceTaken(r: KnnSliceResult | SliceTaken): r is SliceTaken {
 
 /** Claims a posted slice for the calling thread: true when no worker had started it. */
 export function takeBack(claim: SliceClaim): boolean {
-  return Atomics.compareExchange(claim.cells, claim.at, 0, 2) === 0;
+  return Atomics.compareExchange(claim.cells, claim.at, UNCLAIMED, TAKEN_BACK) === UNCLAIMED;
 }
 
 export interface KnnSliceResult {
@@ -68,10 +74,10 @@ export const LOAD_SEGMENTS = defineTask<{ readonly segments: readonly SegmentHan
 export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult | SliceTaken | UnknownSegments> {
   // Taken back: answer before resolving, so a retry with handles (after UnknownSegments) does not
   // make this worker keep the handles of an index that may be closing.
-  if (args.claim && Atomics.load(args.claim.cells, args.claim.at) === 2) return SLICE_TAKEN;
+  if (args.claim && Atomics.load(args.claim.cells, args.claim.at) === TAKEN_BACK) return SLICE_TAKEN;
   const segments = resolveSegments(args.segments);
   if (!Array.isArray(segments)) return segments as UnknownSegments;
-  if (args.claim && Atomics.compareExchange(args.claim.cells, args.claim.at, 0, 1) !== 0) return SLICE_TAKEN;
+  if (args.claim && Atomics.compareExchange(args.claim.cells, args.claim.at, UNCLAIMED, STARTED) !== UNCLAIMED) return SLICE_TAKEN;
   const out: SegmentKnnResult[] = [];
   const global = args.global ? new GlobalSimilarityQueue(args.global) : null;
   const segmentMs = args.profile ? new Float64Array(segments.length) : null;
