@@ -149,6 +149,7 @@ export class IndexSearcher implements Searcher {
       profiler,
       rescoreThread: settings.rescoreThread ?? this.rescoreThread,
       knnThread: settings.knnThread ?? this.knnThread,
+      startedAt: monotonicMs(),
     };
     const rewritten = await this.rewrite(query, ctx);
     if (!(rewritten instanceof DocAndScoreQuery)) throw new Error(`${rewritten} did not rewrite to a DocAndScoreQuery`);

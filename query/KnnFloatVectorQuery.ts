@@ -145,7 +145,7 @@ export class KnnFloatVectorQuery extends Query {
     const slices = searcher.slices;
     const profiler = ctx.profiler ?? null;
     if (where === 'worker') {
-      const all = untaken(await runOnSegments(searcher.executor, KNN_SLICE, slices.flatMap((s) => s.handles), args, profiler ? { hops: profiler.hops } : undefined));
+      const all = untaken(await runOnSegments(searcher.executor, KNN_SLICE, slices.flatMap((s) => s.handles), args, { order: ctx.startedAt, hops: profiler?.hops }));
       let at = 0;
       return slices.map((slice) => {
         const n = slice.handles.length;
@@ -173,7 +173,7 @@ export class KnnFloatVectorQuery extends Query {
     const cells = here > 0 && posting.length > 0 ? new Int32Array(new SharedArrayBuffer(4 * posting.length)) : null;
     const hops = posting.map((): TaskHop[] => []);
     const posted = posting.map((slice, j) =>
-      runOnSegments(searcher.executor, KNN_SLICE, slice.handles, { ...args, claim: cells && { cells, at: j } }, profiler ? { hops: hops[j] } : undefined),
+      runOnSegments(searcher.executor, KNN_SLICE, slice.handles, { ...args, claim: cells && { cells, at: j } }, { order: ctx.startedAt, hops: profiler ? hops[j] : undefined }),
     );
     // Should a slice here throw, or a slice be taken back, the posted tasks' failure is not left
     // unhandled (awaiting one below still throws).
@@ -220,7 +220,7 @@ export class KnnFloatVectorQuery extends Query {
         policySlots: Int32Array.from(slice.leaves, (l) => l.ord * POLICY_STATE_INTS),
       }),
     );
-    const results = await withBudget(args.length, () => Promise.all(args.map((a) => searcher.executor.run(KNN_GRAPH, a))));
+    const results = await withBudget(args.length, () => Promise.all(args.map((a) => searcher.executor.run(KNN_GRAPH, a, { order: ctx.startedAt }))));
     ctx.signal?.throwIfAborted();
     for (const r of results) ctx.stats.addGraphIo(r.counters);
     ctx.stats.firstPhaseExact = true;

@@ -22,6 +22,11 @@ export interface SearchContext {
   readonly rescoreThread?: RescoreThread;
   /** Where the first phase runs (see KnnThread; absent: `executor`). */
   readonly knnThread?: KnnThread;
+  /**
+   * When the search started (executor/clock.ts): the order of every executor task it runs
+   * (RunOptions.order), so the executor finishes earlier searches first (OrderedTaskQueue).
+   */
+  readonly startedAt: number;
 }
 
 /** A group of leaves searched by one executor task (Lucene's IndexSearcher.LeafSlice). */

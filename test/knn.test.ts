@@ -11,6 +11,7 @@ import { IndexSearcher } from '../src/api/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
 import { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
 import { QueryStatsCollector } from '../query/QueryStatsCollector.js';
+import { monotonicMs } from '../query/executor/clock.js';
 import { TopDocs } from '../query/TopDocs.js';
 import { floatCompare } from '../query/ScoreDoc.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
@@ -65,7 +66,7 @@ function bruteForceFromHandles(dir: string, query: Float32Array, k: number): { d
 
 async function knn(index: TestIndex, query: Float32Array, k: number, numCandidates = k, graphSearch?: 'js' | 'wasm'): Promise<DocAndScoreQuery> {
   const searcher = new IndexSearcher(DirectoryReader.open(index.dir));
-  const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap') };
+  const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap'), startedAt: monotonicMs() };
   return new KnnFloatVectorQuery('vector', query, k, { numCandidates, graphSearch }).rewrite(searcher, ctx);
 }
 
@@ -107,7 +108,7 @@ describe('first phase: 1-bit kNN over every segment', () => {
         const searcher = new IndexSearcher(DirectoryReader.open(graph.dir));
         const [js, wasm] = await Promise.all(
           (['js', 'wasm'] as const).map((graphSearch, i) =>
-            new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, graphSearch }).rewrite(searcher, { readPath: 'mmap', prefetchPolicy: 'adaptive', stats: stats[i] }),
+            new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, graphSearch }).rewrite(searcher, { readPath: 'mmap', prefetchPolicy: 'adaptive', stats: stats[i], startedAt: monotonicMs() }),
           ),
         );
         expect(ranked(wasm)).toEqual(ranked(js));
@@ -119,7 +120,7 @@ describe('first phase: 1-bit kNN over every segment', () => {
   it('rejects a query of the wrong dimension or field', async () => {
     await expect(knn(flat, new Float32Array(3), 10)).rejects.toThrow(/dimension mismatch: query has 3 dims/);
     const searcher = new IndexSearcher(DirectoryReader.open(flat.dir));
-    const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap') };
+    const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap'), startedAt: monotonicMs() };
     await expect(new KnnFloatVectorQuery('other', flat.queries.subarray(0, 96), 5).rewrite(searcher, ctx)).rejects.toThrow(/unknown vector field "other"/);
   });
 });

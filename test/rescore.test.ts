@@ -11,6 +11,7 @@ import { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource } fr
 import { PREFETCH_POLICIES } from '../query/prefetch/PrefetchPolicy.js';
 import { floatCompare } from '../query/ScoreDoc.js';
 import { QueryStatsCollector } from '../query/QueryStatsCollector.js';
+import { monotonicMs } from '../query/executor/clock.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 
 let t: TestIndex;
@@ -139,5 +140,5 @@ describe('RescoreTopNQuery', () => {
 });
 
 function ctx() {
-  return { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap') };
+  return { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap'), startedAt: monotonicMs() };
 }

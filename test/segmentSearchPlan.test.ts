@@ -5,6 +5,7 @@ import { IndexSearcher } from '../src/api/IndexSearcher.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
 import { QueryStatsCollector } from '../query/QueryStatsCollector.js';
+import { monotonicMs } from '../query/executor/clock.js';
 import type { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
 import { EXPECTED_VISITS_PER_EF, planSegmentSearch, VISIT_COST_IN_SCANNED_DOCS, type SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
@@ -44,7 +45,7 @@ describe('a search chooses per segment, and says what it chose', () => {
     const searcher = new IndexSearcher(DirectoryReader.open(index.dir));
     const stats = new QueryStatsCollector('mmap');
     const query = index.queries.subarray(0, dims);
-    const q = await new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, segmentSearch }).rewrite(searcher, { readPath: 'mmap', prefetchPolicy: 'adaptive', stats });
+    const q = await new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, segmentSearch }).rewrite(searcher, { readPath: 'mmap', prefetchPolicy: 'adaptive', stats, startedAt: monotonicMs() });
     return { q, stats };
   }
 

@@ -16,6 +16,12 @@ export interface RunOptions {
    * + return; see TaskHop) and appended here when the task settles. Costs two clock reads.
    */
   readonly hops?: TaskHop[];
+  /**
+   * Queued tasks start lowest order first, ties in submission order; default: the time of
+   * submission (clock.ts), i.e. first in, first out. Work that passes the time it began for all
+   * its tasks has its later tasks start ahead of work that began after it.
+   */
+  readonly order?: number;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Task } from './Task.js';
 import type { RunOptions, TaskExecutor } from './TaskExecutor.js';
 import { monotonicMs } from './clock.js';
 import type { TimedResult } from './TaskHop.js';
+import { OrderedTaskQueue, type TaskOrder } from './OrderedTaskQueue.js';
 
 export interface WorkerPoolOptions {
   /** The compiled worker entry: a module whose default export takes `{ name, args }`. */
@@ -39,6 +40,7 @@ export class WorkerPool implements TaskExecutor {
       maxThreads: this.threads,
       idleTimeout: 60_000,
       maxQueue: Infinity,
+      taskQueue: new OrderedTaskQueue(),
       workerData: options.workerData,
     });
   }
@@ -59,9 +61,11 @@ export class WorkerPool implements TaskExecutor {
   private submit<A, R>(task: Task<A, R>, args: A, options: RunOptions): Promise<R> {
     const hops = options.hops;
     const runOptions = { signal: options.signal ?? null, transferList: options.transferList as never };
-    if (!hops) return this.pool.run({ name: task.name, args } satisfies TaskMessage, runOptions) as Promise<R>;
     const submittedAt = monotonicMs();
-    return (this.pool.run({ name: task.name, args, timed: true } satisfies TaskMessage, runOptions) as Promise<TimedResult>).then((r) => {
+    // The queue's key rides on the message under piscina's symbol; structured clone drops it.
+    const order: TaskOrder = { order: options.order ?? submittedAt };
+    if (!hops) return this.pool.run({ name: task.name, args, [Piscina.queueOptionsSymbol]: order } satisfies TaskMessage, runOptions) as Promise<R>;
+    return (this.pool.run({ name: task.name, args, timed: true, [Piscina.queueOptionsSymbol]: order } satisfies TaskMessage, runOptions) as Promise<TimedResult>).then((r) => {
       const resolvedAt = monotonicMs();
       hops.push({
         task: task.name,

@@ -145,7 +145,7 @@ export async function runRescorePlan(
       plan.tasks.map(async (t, i): Promise<RescoreTaskResult> => {
         if (!plan.onCaller) {
           const { segments, ...rest } = t.args;
-          return runOnSegments(searcher.executor, RESCORE_RING, segments, rest, profiler ? { hops: hops[i] } : undefined);
+          return runOnSegments(searcher.executor, RESCORE_RING, segments, rest, { order: ctx.startedAt, hops: profiler ? hops[i] : undefined });
         }
         const at = performance.now();
         const r = await rescoreRing(t.args);

@@ -14,6 +14,7 @@ import { leafOf } from '../../segments/index/IndexReader.js';
 import { IndexSearcher } from '../../query/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
 import { QueryStatsCollector } from '../../query/QueryStatsCollector.js';
+import { monotonicMs } from '../../query/executor/clock.js';
 import { floatCompare } from '../../query/ScoreDoc.js';
 import type { DocAndScoreQuery } from '../../query/DocAndScoreQuery.js';
 import { benchDataset, ensureIndex, loadQueries, recallAt, summarize, table } from './benchData.js';
@@ -35,7 +36,7 @@ const NUM_CANDIDATES = 100;
 
 async function firstPhase(q: Float32Array, k: number, ef = NUM_CANDIDATES, graphSearch: 'wasm' | 'js' = 'wasm'): Promise<{ ids: { id: string }[]; ms: number }> {
   const started = performance.now();
-  const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap') };
+  const ctx = { readPath: 'mmap' as const, prefetchPolicy: 'adaptive' as const, stats: new QueryStatsCollector('mmap'), startedAt: monotonicMs() };
   const r = (await new KnnFloatVectorQuery('vector', q, k, { numCandidates: Math.max(k, ef), graphSearch }).rewrite(searcher, ctx)) as DocAndScoreQuery;
   const ms = performance.now() - started;
   const hits = [...r.docs].map((doc, i) => ({ doc, score: r.scores[i] })).sort((a, b) => floatCompare(b.score, a.score) || a.doc - b.doc);
