@@ -24,9 +24,10 @@ const orderOf = (task: QueuedTask): number =>
  * as the order of all its tasks, so a queued task of an earlier search starts before every task
  * of a later one: searches finish in the order they came, where FIFO had each later phase of a
  * search (its rescoring after its first phase) queue again behind every task posted meanwhile.
- * Why, measured (1M x 1024 cold, 100 QPS Poisson, FIFO): in the slowest 1% of searches the
- * rescoring tasks had waited 15-80 ms in the queue, behind the first phases of searches that
- * arrived after them.
+ * Why, measured (1M x 1024 cold server, 100 QPS Poisson, FIFO): in the slowest 1% of searches
+ * the rescoring tasks had waited 15-80 ms in the queue, behind the first phases of searches that
+ * arrived after them. In search order, five 25 s runs side by side with FIFO: p99 55-83 against
+ * 73-108 ms (lower in 4 of 5), max 89-125 against 136-193 ms.
  */
 export class OrderedTaskQueue implements TaskQueue {
   private readonly heap: Entry[] = [];
