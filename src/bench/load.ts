@@ -4,7 +4,11 @@
  * 100 QPS Poisson for 60 s per read path, then `--find-max` (p99 SLO 50 ms) on a fresh cold server.
  *
  *   npm run bench:load -- [--rate 100] [--duration 60s] [--paths mmap,mmap+parallel] [--cache-mib 256]
- *     [--anon-mib 1536] [--no-find-max] [--n 1000000 --dim 1024]
+ *     [--anon-mib 1536] [--no-find-max] [--n 1000000 --dim 1024] [--segment-docs N] [--num-candidates C]
+ *
+ * `--segment-docs N` serves the same data indexed with N docs per segment (`idx-<tag>-segN`, built
+ * on first use) instead of the benchmark's 125,000; `--num-candidates C` sends that HNSW beam per
+ * segment with every search (default: the server's, max(200, 4 x k x oversample)).
  *
  * The cap is the server's anonymous memory once the index is open, plus 64 MiB for its heaps,
  * plus `--cache-mib` of page cache (see coldServer.ts); `--anon-mib` is the most the server may
@@ -28,7 +32,7 @@ import { singleStream } from '../../load/singleStream.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { ColdServer } from './coldServer.js';
 import { diagnose } from './loadDiagnosis.js';
-import { benchDataset, ensureIndex, summarize, table } from './benchData.js';
+import { benchDataset, benchIndexVariant, ensureIndex, summarize, table } from './benchData.js';
 import { spawn } from 'node:child_process';
 
 const { values } = parseArgs({
@@ -41,9 +45,21 @@ const { values } = parseArgs({
     'no-find-max': { type: 'boolean' },
     n: { type: 'string' },
     dim: { type: 'string' },
+    'segment-docs': { type: 'string' },
+    'num-candidates': { type: 'string' },
   },
 });
-const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
+/** A flag's value as a positive integer (underscores allowed: 500_000), or a clear error. */
+function positiveInt(flag: string, value: string): number {
+  const n = Number(value.replace(/_/g, ''));
+  if (!(Number.isInteger(n) && n >= 1)) throw new Error(`bench:load: ${flag} must be a positive integer, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+const base = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
+const segmentDocs = values['segment-docs'] === undefined ? undefined : positiveInt('--segment-docs', values['segment-docs']);
+const numCandidates = values['num-candidates'] === undefined ? undefined : positiveInt('--num-candidates', values['num-candidates']);
+const ds = segmentDocs === undefined ? base : benchIndexVariant(base, `seg${segmentDocs}`, segmentDocs);
 ensureIndex(ds);
 const rate = Number(values.rate ?? 100);
 const durationMs = parseDuration(values.duration ?? '60s');
@@ -95,7 +111,7 @@ async function startCpuReference(): Promise<() => Promise<number[]>> {
  */
 async function probe(url: string, q: QuerySet): Promise<number | null> {
   try {
-    const { ms } = await singleStream(url, q, { k: 10, oversample: 5 }, PROBE_QUERIES);
+    const { ms } = await singleStream(url, q, { k: 10, oversample: 5, numCandidates }, PROBE_QUERIES);
     return percentile(ms.sort(), 50);
   } catch (e) {
     process.stderr.write(`bench:load: ${(e as Error).message}\n`);
@@ -145,13 +161,13 @@ const rows: (string | number)[][] = [];
 const json: Record<string, unknown> = { rate, durationMs, cacheBytes: support.ok ? cacheBytes : null, runs: {} };
 for (const readPath of paths) {
   const { report, server } = await withColdServer(readPath, readPath, async (url) => ({
-    report: await runLoad({ url, rate, durationMs, warmupMs: 5000, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, queries, groundTruth, k: 10, oversample: 5, progress: process.stderr }),
+    report: await runLoad({ url, rate, durationMs, warmupMs: 5000, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, queries, groundTruth, k: 10, oversample: 5, numCandidates, progress: process.stderr }),
   }));
   let maxRate: number | null = null;
   if (!values['no-find-max']) {
     const { fm } = await withColdServer(`${readPath} find-max`, readPath, async (url) => ({
       report: null,
-      fm: await findMax({ url, sloP99Ms: 50, stepDurationMs: 10_000, warmupMs: 2000, startRate: 50, queries, k: 10, oversample: 5, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, progress: process.stderr }),
+      fm: await findMax({ url, sloP99Ms: 50, stepDurationMs: 10_000, warmupMs: 2000, startRate: 50, queries, k: 10, oversample: 5, numCandidates, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, progress: process.stderr }),
     }));
     maxRate = fm.max_sustainable_rate;
     (json.runs as Record<string, unknown>)[`${readPath}:findMax`] = { max_sustainable_rate: fm.max_sustainable_rate, limited_by: fm.limited_by };
@@ -163,7 +179,7 @@ for (const readPath of paths) {
 }
 process.stdout.write(
   [
-    `bench:load  ${ds.n.toLocaleString()} x ${ds.dim}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
+    `bench:load  ${ds.n.toLocaleString()} x ${ds.dim} in segments of ${ds.segmentDocs.toLocaleString()} docs, num_candidates ${numCandidates ?? 'default'}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
     table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50'], rows),
     `single stream: ${PROBE_QUERIES} searches one at a time on the cold server before the run (the fp32 files evicted again after them), through the run's own HTTP client`,
     'cpu ref: a fixed ~2 ms wasm job (cpuReference.ts) every 50 ms in a process of its own during the run: the machine\'s own tail for CPU work (p99/p50 1.0 when quiet)',

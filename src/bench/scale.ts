@@ -64,7 +64,7 @@ const list = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map((x
 
 if (values.sweep) {
   const docs = (values['segment-docs'] ?? 'default,250000,500000,1000000').split(',').map((x) => (x === 'default' ? undefined : Number(x.replace(/_/g, ''))));
-  await segmentSweep({ n: Number(values.n ?? 1_000_000), segmentDocs: docs, queries: Number(values.queries ?? 1000), keep: values.keep === true });
+  await segmentSweep({ n: Number(values.n ?? 1_000_000), segmentDocs: docs, queries: Number(values.queries ?? 1000), keep: values.keep === true, numCandidates: list(values['num-candidates'], [100, 200]) });
   process.exit(0);
 }
 

@@ -4,17 +4,20 @@
  * (build time and peak RSS recorded per build), every index is opened in this process, and each
  * query runs on every variant in rotating order (so machine noise hits them alike): recall@10
  * after fp32 rescoring at oversample 3 and 5, first-phase p50/p99 and docs visited per query, at
- * num_candidates 100 (and 200, to compare at equal recall). One extra variant shares the top-k
- * bar across the first variant's segments (KnnOptions.multiLeaf).
+ * num_candidates 100 and 200 (or the `--num-candidates` list; 0 is the server's default beam), to
+ * compare at equal recall, with the search's whole latency and the CPU it took on all of the
+ * process's threads. One extra variant shares the top-k bar across the first variant's segments
+ * (KnnOptions.multiLeaf).
  *
- *   npm run bench:scale -- --sweep [--n 1000000] [--segment-docs default,250000,500000,1000000] [--queries 1000] [--keep]
+ *   npm run bench:scale -- --sweep [--n 1000000] [--segment-docs default,250000,500000,1000000] [--queries 1000]
+ *     [--num-candidates 100,200] [--keep]
  *
  * `default` is the builder's default policy (at 1M: 131,072 docs, 8 segments), which is
  * bench:scale's own 1M index and stays. The other variants are 4 GB each; without --keep each is
  * deleted after the run.
  */
 import { rmSync, writeFileSync } from 'node:fs';
-import { openIndex } from '../api/openIndex.js';
+import { defaultBeam, openIndex } from '../api/openIndex.js';
 import { Executor } from '../executor/Executor.js';
 import type { VectorIndex } from '../api/types.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
@@ -30,12 +33,14 @@ export interface SweepOptions {
   readonly n: number;
   readonly queries: number;
   readonly keep: boolean;
+  /** HNSW beams per segment to compare (0: the default beam, defaultBeam); default 100 and 200. */
+  readonly numCandidates?: readonly number[];
 }
 
 const K = 10;
 const OVERSAMPLES = [3, 5] as const;
-const NUM_CANDIDATES = [100, 200] as const;
 
+/** numCandidates 0: the default beam. */
 type Search = (q: Float32Array, oversample: number, numCandidates: number) => Promise<{ ids: readonly { id: string }[]; firstPhaseMs: number; visited: number }>;
 
 interface Variant {
@@ -47,6 +52,7 @@ interface Variant {
 
 export async function segmentSweep(options: SweepOptions): Promise<void> {
   const base = benchDataset(options.n, 1024, options.queries);
+  const beams = options.numCandidates ?? [100, 200];
   const variants: Variant[] = [];
   const toDelete: string[] = [];
   const closers: (() => Promise<void> | void)[] = [];
@@ -76,16 +82,26 @@ export async function segmentSweep(options: SweepOptions): Promise<void> {
   const recall = new Map<string, number[]>();
   const firstPhase = new Map<string, number[]>();
   const visited = new Map<string, number[]>();
+  const latency = new Map<string, number[]>();
+  const cpu = new Map<string, number[]>();
+  const push = (m: Map<string, number[]>, key: string, x: number) => (m.get(key) ?? m.set(key, []).get(key)!).push(x);
   for (let i = 0; i < vectors.length; i++) {
     for (let j = 0; j < variants.length; j++) {
       const v = (i + j) % variants.length;
-      for (const nc of NUM_CANDIDATES) {
+      for (const nc of beams) {
         for (const os of OVERSAMPLES) {
+          // process.cpuUsage counts every thread of the process: the workers' share of the search too.
+          const cpuAt = process.cpuUsage();
+          const at = performance.now();
           const r = await variants[v].search(vectors[i], os, nc);
+          const ms = performance.now() - at;
+          const used = process.cpuUsage(cpuAt);
           const key = keyOf(v, os, nc);
-          (recall.get(key) ?? recall.set(key, []).get(key)!).push(recallAt(K, r.ids, truth[i]));
-          (firstPhase.get(key) ?? firstPhase.set(key, []).get(key)!).push(r.firstPhaseMs);
-          (visited.get(key) ?? visited.set(key, []).get(key)!).push(r.visited);
+          push(recall, key, recallAt(K, r.ids, truth[i]));
+          push(firstPhase, key, r.firstPhaseMs);
+          push(visited, key, r.visited);
+          push(latency, key, ms);
+          push(cpu, key, (used.user + used.system) / 1000);
         }
       }
     }
@@ -96,21 +112,24 @@ export async function segmentSweep(options: SweepOptions): Promise<void> {
   const rows: (string | number)[][] = [];
   const json: Record<string, unknown>[] = [];
   variants.forEach((v, vi) => {
-    for (const nc of NUM_CANDIDATES) {
+    for (const nc of beams) {
       const r3 = mean(recall.get(keyOf(vi, 3, nc))!);
       const r5 = mean(recall.get(keyOf(vi, 5, nc))!);
       const fp = summarize(firstPhase.get(keyOf(vi, 5, nc))!);
       const vis = mean(visited.get(keyOf(vi, 5, nc))!);
-      rows.push([v.label, v.segments, nc, r3.toFixed(3), r5.toFixed(3), fp.p50, fp.p99, Math.round(vis), v.build ? `${(v.build.seconds / 60).toFixed(1)} min` : '-', v.build ? v.build.peakRssGiB : '-']);
-      json.push({ variant: v.label, segments: v.segments, numCandidates: nc, recallAt10: { oversample3: r3, oversample5: r5 }, firstPhaseMsOversample5: fp, visitedOversample5: vis, build: v.build });
+      const total = summarize(latency.get(keyOf(vi, 5, nc))!);
+      const cpuMs = mean(cpu.get(keyOf(vi, 5, nc))!);
+      const beam = nc === 0 ? `default (${defaultBeam(K * 5)})` : nc;
+      rows.push([v.label, v.segments, beam, r3.toFixed(4), r5.toFixed(4), fp.p50, fp.p99, total.p50, cpuMs.toFixed(2), Math.round(vis), v.build ? `${(v.build.seconds / 60).toFixed(1)} min` : '-', v.build ? v.build.peakRssGiB : '-']);
+      json.push({ variant: v.label, segments: v.segments, numCandidates: nc === 0 ? null : nc, recallAt10: { oversample3: r3, oversample5: r5 }, firstPhaseMsOversample5: fp, totalMsOversample5: total, cpuMsPerSearchOversample5: cpuMs, visitedOversample5: vis, build: v.build });
     }
   });
   const threads = Executor.get().threads;
   process.stdout.write(
     [
       `bench:scale --sweep  ${options.n.toLocaleString()} x 1024 cosine, ${vectors.length} queries, k=10, warm, ${threads} executor threads; variants interleaved query by query`,
-      'first phase and visited at oversample 5 (k\' = 50); build: prescore build in a child process, this machine',
-      table(['segment size', 'segments', 'num_candidates', 'recall@10 os3', 'recall@10 os5', 'first-phase p50 ms', 'p99 ms', 'visited/q', 'build', 'build peak RSS GiB'], rows),
+      'first phase, search p50, CPU (all threads, mean) and visited at oversample 5 (k\' = 50); build: prescore build in a child process, this machine',
+      table(['segment size', 'segments', 'num_candidates', 'recall@10 os3', 'recall@10 os5', 'first-phase p50 ms', 'p99 ms', 'search p50 ms', 'cpu ms/search', 'visited/q', 'build', 'build peak RSS GiB'], rows),
     ].join('\n') + '\n',
   );
   writeFileSync(`${base.indexDir}-sweep.json`, JSON.stringify(json, null, 2));
@@ -121,7 +140,7 @@ export async function segmentSweep(options: SweepOptions): Promise<void> {
 
 function viaIndex(index: VectorIndex): Search {
   return async (q, oversample, numCandidates) => {
-    const r = await index.search(q, { k: K, oversample, numCandidates });
+    const r = await index.search(q, { k: K, oversample, numCandidates: numCandidates === 0 ? undefined : numCandidates });
     return { ids: r.hits, firstPhaseMs: r.stats.timings.firstPhaseMs, visited: r.stats.visited };
   };
 }
@@ -129,7 +148,7 @@ function viaIndex(index: VectorIndex): Search {
 function viaMultiLeaf(searcher: IndexSearcher, reader: DirectoryReader): Search {
   return async (q, oversample, numCandidates) => {
     const candidates = K * oversample;
-    const knn = new KnnFloatVectorQuery('vector', q, candidates, { numCandidates: Math.max(candidates, numCandidates), multiLeaf: true });
+    const knn = new KnnFloatVectorQuery('vector', q, candidates, { numCandidates: numCandidates === 0 ? defaultBeam(candidates) : Math.max(candidates, numCandidates), multiLeaf: true });
     const { topDocs, stats } = await searcher.search(RescoreTopNQuery.createFullPrecisionRescorerQuery(knn, q, 'vector', K), K);
     const ids = topDocs.scoreDocs.map((sd) => {
       const leaf = leafOf(reader.leaves, sd.doc);
