@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { Executor } from './executor/Executor.js';
 import { formatDuration } from './progress/Progress.js';
-import { DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
+import { DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_GRAPH_BEAM_WIDTH, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
 import { TARGET_SEGMENTS } from '../segments/index/segmentSizePolicy.js';
 import { buildIndex } from './api/buildIndex.js';
 import { parseVectorFormat } from '../segments/input/index.js';
@@ -34,7 +34,8 @@ Options:
   --format F            fvecs | npy | jsonl (default: from the extension)
   --flat-threshold N    segments of at most N docs get no graph (default ${DEFAULT_FLAT_THRESHOLD})
   --m M                 HNSW max connections (default 16)
-  --beam-width B        HNSW construction beam (default 100)
+  --beam-width B        HNSW construction beam (default ${DEFAULT_GRAPH_BEAM_WIDTH}, twice Lucene's: graphs built
+                        on 1-bit scores need it; README "Recall")
   --bits B              doc bits per dimension: 1 | 2 | 4 | 7 | 8 (default 1); more bits, more
                         memory and recall (README "Recall" says which setting reaches what)
   --rotation R          on | off | a 64-bit seed: rotate vectors before quantizing (default

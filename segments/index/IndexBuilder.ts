@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { DEFAULT_GRAPH_BEAM_WIDTH } from './graphBuildPolicy.js';
 import { join } from 'node:path';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { assertNoZeroRows, openVectorSource, type VectorFormat, type VectorSource } from '../input/index.js';
@@ -27,6 +28,7 @@ export interface BuildOptions {
   /** Segments with more docs than this get an HNSW graph; smaller ones are scanned exhaustively. Default 10000. */
   readonly flatThreshold?: number;
   readonly m?: number;
+  /** HNSW construction beam; default DEFAULT_GRAPH_BEAM_WIDTH (200: graphBuildPolicy.ts). */
   readonly beamWidth?: number;
   readonly seed?: number;
   /** Doc bits, centroid rule and rotation of the codes (default: quantizationSettings' defaults). */
@@ -52,7 +54,7 @@ export interface BuildReport {
   readonly bytes: number;
 }
 
-export { DEFAULT_SEGMENT_DOCS };
+export { DEFAULT_SEGMENT_DOCS, DEFAULT_GRAPH_BEAM_WIDTH };
 export const DEFAULT_FLAT_THRESHOLD = 10_000;
 export const DEFAULT_FIELD = 'vector';
 
@@ -156,7 +158,7 @@ async function buildLocked(
       vecOffset: seg.writer.vectorDataOffset,
       buildGraph,
       m: options.m ?? 16,
-      beamWidth: options.beamWidth ?? 100,
+      beamWidth: options.beamWidth ?? DEFAULT_GRAPH_BEAM_WIDTH,
       seed: (options.seed ?? 42) + segments.length,
       quantization: options.quantization,
       progress: counters,

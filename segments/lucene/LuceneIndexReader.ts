@@ -8,6 +8,7 @@ import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION, HnswVectorsReader } from '..
 import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import type { SegmentBuilder } from '../index/SegmentBuildTask.js';
 import { newIndexId } from '../index/releaseBoard.js';
+import { DEFAULT_GRAPH_BEAM_WIDTH } from '../index/graphBuildPolicy.js';
 import { LuceneIndex, vectorFormatFileName, type LuceneIndexOptions, type LuceneSegment, type VectorFieldView } from './LuceneIndex.js';
 import { checkServableField, describeVectorFields, listVectorFields, openLuceneFlatField, type LuceneFlatField } from './LuceneFlatVectors.js';
 import {
@@ -23,7 +24,7 @@ import {
 } from './LuceneSidecar.js';
 
 /** Defaults of the sidecar build (the same as `prescore build`'s). */
-export const LUCENE_SIDECAR_DEFAULTS: SidecarBuildParams = { flatThreshold: 10_000, m: 16, beamWidth: 100 };
+export const LUCENE_SIDECAR_DEFAULTS: SidecarBuildParams = { flatThreshold: 10_000, m: 16, beamWidth: DEFAULT_GRAPH_BEAM_WIDTH };
 
 export interface LuceneIndexReaderOptions extends Partial<SidecarBuildParams> {
   /** The FLOAT32 vector field to serve; may be omitted when the index has exactly one vector field. */

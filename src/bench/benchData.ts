@@ -20,6 +20,8 @@ export interface BenchDataset {
   readonly defaultPolicy?: boolean;
   /** Doc bits per dimension of the build (`prescore build --bits`); default the builder's (1). */
   readonly bits?: number;
+  /** HNSW construction beam of the build (`prescore build --beam-width`); default the builder's (100). */
+  readonly beamWidth?: number;
 }
 
 export function benchDataset(n = 1_000_000, dim = 1024, queries = 200, segmentDocs = 125_000): BenchDataset {
@@ -38,8 +40,8 @@ function cli(args: string[]): { stdout: string; status: number } {
  * The same data, indexed into another directory (`idx-<tag>-<variant>`): with `segmentDocs`
  * docs per segment, or with the builder's default policy when it is undefined.
  */
-export function benchIndexVariant(ds: BenchDataset, variant: string, segmentDocs?: number, bits?: number): BenchDataset {
-  return { ...ds, indexDir: `${ds.indexDir}-${variant}`, segmentDocs: segmentDocs ?? ds.segmentDocs, defaultPolicy: segmentDocs === undefined, bits };
+export function benchIndexVariant(ds: BenchDataset, variant: string, segmentDocs?: number, bits?: number, beamWidth?: number): BenchDataset {
+  return { ...ds, indexDir: `${ds.indexDir}-${variant}`, segmentDocs: segmentDocs ?? ds.segmentDocs, defaultPolicy: segmentDocs === undefined, bits, beamWidth };
 }
 
 /**
@@ -75,7 +77,8 @@ export function ensureIndex(ds: BenchDataset): BuildFacts | null {
   const started = performance.now();
   const segmentArgs = ds.defaultPolicy ? [] : ['--segment-docs', String(ds.segmentDocs)];
   const bitsArgs = ds.bits === undefined ? [] : ['--bits', String(ds.bits)];
-  const { stdout } = cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--out', ds.indexDir, '--similarity', 'cosine', ...segmentArgs, ...bitsArgs]);
+  const beamArgs = ds.beamWidth === undefined ? [] : ['--beam-width', String(ds.beamWidth)];
+  const { stdout } = cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--out', ds.indexDir, '--similarity', 'cosine', ...segmentArgs, ...bitsArgs, ...beamArgs]);
   const peak = /peak RSS ([\d.]+) GiB/.exec(stdout);
   const facts: BuildFacts = { seconds: (performance.now() - started) / 1000, peakRssGiB: peak ? Number(peak[1]) : NaN, summary: stdout.trim() };
   writeFileSync(factsFile, JSON.stringify(facts, null, 2));

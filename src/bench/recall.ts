@@ -41,6 +41,7 @@ import { exactSearch } from '../../segments/hnsw/HnswGraphSearcher.js';
 import { ResidentGraphSearcher, type KernelGraphScorer } from '../../segments/hnsw/ResidentGraphSearcher.js';
 import type { ResidentRecords } from '../../segments/quantized/BinaryQuantizedScorer.js';
 import { HnswGraphBuilder } from '../../segments/hnsw/HnswGraphBuilder.js';
+import { DEFAULT_GRAPH_BEAM_WIDTH } from '../../segments/index/graphBuildPolicy.js';
 import type { OnHeapHnswGraph } from '../../segments/hnsw/OnHeapHnswGraph.js';
 import type { RandomVectorScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
 import { Fp32ScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
@@ -71,6 +72,8 @@ const { values } = parseArgs({
     intervals: { type: 'string' },
     /** 'exhaustive': skip every HNSW row (no graph builds). */
     phase: { type: 'string' },
+    /** HNSW construction beam of the in-process graphs (default: the index builder's). */
+    'beam-width': { type: 'string' },
   },
 });
 
@@ -78,6 +81,7 @@ const K = 10;
 const NUM_CANDIDATES = DEFAULT_NUM_CANDIDATES;
 const OVERSAMPLES = (values.oversample ?? '1,2,3,5,10,20').split(',').map(Number);
 const QUERIES = Number(values.queries ?? 1000);
+const BEAM_WIDTH = Number(values['beam-width'] ?? DEFAULT_GRAPH_BEAM_WIDTH);
 /** Queries for the multi-bit rows (default: all). */
 const MULTIBIT_QUERIES = Number(values['multibit-queries'] ?? QUERIES);
 const CACHE = join(packageRoot(), '.bench', 'recall');
@@ -291,7 +295,7 @@ function runConfig(set: RecallSet, cfg: Config, hnswDocs: number): Row[] {
 function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: number): Row {
   const t0 = performance.now();
   const supplier = cfg.fp32Graph ? fp32Supplier(set) : f.supplier!;
-  const graph: OnHeapHnswGraph = new HnswGraphBuilder(supplier, { M: 16, beamWidth: 100 }).build();
+  const graph: OnHeapHnswGraph = new HnswGraphBuilder(supplier, { M: 16, beamWidth: BEAM_WIDTH }).build();
   const buildMs = performance.now() - t0;
   // The service's searcher: upper levels in JS, level 0 in wasm (identical results to HnswGraphSearcher).
   const searcher = ResidentGraphSearcher.load(kernels, f.records, graph, null);

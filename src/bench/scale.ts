@@ -63,8 +63,12 @@ const { values } = parseArgs({
 const list = (s: string | undefined, dflt: number[]) => (s ? s.split(',').map((x) => Number(x.replace(/_/g, ''))) : dflt);
 
 if (values.sweep) {
-  const docs = (values['segment-docs'] ?? 'default,250000,500000,1000000').split(',').map((x) => (x === 'default' ? undefined : Number(x.replace(/_/g, ''))));
-  await segmentSweep({ n: Number(values.n ?? 1_000_000), segmentDocs: docs, queries: Number(values.queries ?? 1000), keep: values.keep === true, numCandidates: list(values['num-candidates'], [100, 200]) });
+  // Each entry: N docs per segment or `default`, optionally `:B` for an HNSW construction beam of B.
+  const layouts = (values['segment-docs'] ?? 'default,250000,500000,1000000').split(',').map((x) => {
+    const [docs, beam] = x.split(':');
+    return { segmentDocs: docs === 'default' ? undefined : Number(docs!.replace(/_/g, '')), beamWidth: beam === undefined ? undefined : Number(beam) };
+  });
+  await segmentSweep({ n: Number(values.n ?? 1_000_000), layouts, queries: Number(values.queries ?? 1000), keep: values.keep === true, numCandidates: list(values['num-candidates'], [100, 200]) });
   process.exit(0);
 }
 

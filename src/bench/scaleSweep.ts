@@ -12,6 +12,9 @@
  *   npm run bench:scale -- --sweep [--n 1000000] [--segment-docs default,250000,500000,1000000] [--queries 1000]
  *     [--num-candidates 100,200] [--keep]
  *
+ * A `--segment-docs` entry `N:B` builds N docs per segment with an HNSW construction beam of B
+ * (`prescore build --beam-width B`, into `idx-<tag>-segN-bwB`) instead of the builder's 100.
+ *
  * `default` is the builder's default policy (at 1M: 131,072 docs, 8 segments), which is
  * bench:scale's own 1M index and stays. The other variants are 4 GB each; without --keep each is
  * deleted after the run.
@@ -27,9 +30,15 @@ import { KnnFloatVectorQuery } from '../../query/KnnFloatVectorQuery.js';
 import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
 import { benchDataset, benchIndexVariant, ensureIndex, loadQueries, recallAt, summarize, table, type BenchDataset, type BuildFacts } from './benchData.js';
 
+/** One built variant: docs per segment (undefined: the builder's default policy) and, optionally, the construction beam. */
+export interface SweepLayout {
+  readonly segmentDocs: number | undefined;
+  readonly beamWidth?: number;
+}
+
 export interface SweepOptions {
-  /** Docs per segment of each variant; undefined: the builder's default policy (bench:scale's own 1M index, kept). */
-  readonly segmentDocs: readonly (number | undefined)[];
+  /** The variants; `segmentDocs` undefined: the builder's default policy (bench:scale's own 1M index, kept). */
+  readonly layouts: readonly SweepLayout[];
   readonly n: number;
   readonly queries: number;
   readonly keep: boolean;
@@ -57,15 +66,16 @@ export async function segmentSweep(options: SweepOptions): Promise<void> {
   const toDelete: string[] = [];
   const closers: (() => Promise<void> | void)[] = [];
   let first: BenchDataset | null = null;
-  for (const docs of options.segmentDocs) {
-    const ds = docs === undefined ? benchIndexVariant(base, 'scale') : benchIndexVariant(base, `seg${docs}`, docs);
+  for (const { segmentDocs: docs, beamWidth } of options.layouts) {
+    const bw = beamWidth === undefined ? '' : `-bw${beamWidth}`;
+    const ds = docs === undefined ? benchIndexVariant(base, `scale${bw}`, undefined, undefined, beamWidth) : benchIndexVariant(base, `seg${docs}${bw}`, docs, undefined, beamWidth);
     first ??= ds;
     const build = ensureIndex(ds);
     if (docs !== undefined) toDelete.push(ds.indexDir, `${ds.indexDir}.build.json`);
     const index = await openIndex(ds.indexDir);
     closers.push(() => index.close());
     const d = await index.describe();
-    const label = `${docs === undefined ? 'default policy: ' : ''}${d.segments[0].docs.toLocaleString()} docs`;
+    const label = `${docs === undefined ? 'default policy: ' : ''}${d.segments[0].docs.toLocaleString()} docs${beamWidth === undefined ? '' : `, build beam ${beamWidth}`}`;
     variants.push({ label, segments: d.segments.length, build, search: viaIndex(index) });
   }
   // The first variant again, with the top-k bar shared across its segments (Lucene's MultiLeafKnnCollector).
