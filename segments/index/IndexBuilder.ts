@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { DEFAULT_GRAPH_BEAM_WIDTH } from './graphBuildPolicy.js';
 import { join } from 'node:path';
+import { DEFAULT_GRAPH_BEAM_WIDTH } from './graphBuildPolicy.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { assertNoZeroRows, openVectorSource, type VectorFormat, type VectorSource } from '../input/index.js';
 import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';

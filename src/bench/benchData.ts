@@ -20,7 +20,7 @@ export interface BenchDataset {
   readonly defaultPolicy?: boolean;
   /** Doc bits per dimension of the build (`prescore build --bits`); default the builder's (1). */
   readonly bits?: number;
-  /** HNSW construction beam of the build (`prescore build --beam-width`); default the builder's (100). */
+  /** HNSW construction beam of the build (`prescore build --beam-width`); default the builder's (200). */
   readonly beamWidth?: number;
 }
 

@@ -13,7 +13,7 @@
  *     [--num-candidates 100,200] [--keep]
  *
  * A `--segment-docs` entry `N:B` builds N docs per segment with an HNSW construction beam of B
- * (`prescore build --beam-width B`, into `idx-<tag>-segN-bwB`) instead of the builder's 100.
+ * (`prescore build --beam-width B`, into `idx-<tag>-segN-bwB`) instead of the builder's default (200).
  *
  * `default` is the builder's default policy (at 1M: 131,072 docs, 8 segments), which is
  * bench:scale's own 1M index and stays. The other variants are 4 GB each; without --keep each is
