@@ -61,10 +61,10 @@ export class WorkerPool implements TaskExecutor {
   private submit<A, R>(task: Task<A, R>, args: A, options: RunOptions): Promise<R> {
     const hops = options.hops;
     const runOptions = { signal: options.signal ?? null, transferList: options.transferList as never };
-    const submittedAt = monotonicMs();
     // The queue's key rides on the message under piscina's symbol; structured clone drops it.
-    const order: TaskOrder = { order: options.order ?? submittedAt };
+    const order: TaskOrder = { order: options.order ?? monotonicMs() };
     if (!hops) return this.pool.run({ name: task.name, args, [Piscina.queueOptionsSymbol]: order } satisfies TaskMessage, runOptions) as Promise<R>;
+    const submittedAt = monotonicMs();
     return (this.pool.run({ name: task.name, args, timed: true, [Piscina.queueOptionsSymbol]: order } satisfies TaskMessage, runOptions) as Promise<TimedResult>).then((r) => {
       const resolvedAt = monotonicMs();
       hops.push({
