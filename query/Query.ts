@@ -7,6 +7,7 @@ import type { FirstPhasePlacement, KnnThread } from './knn/KnnThread.js';
 import type { IndexReader, LeafReaderContext } from '../segments/index/IndexReader.js';
 import type { TaskExecutor } from './executor/TaskExecutor.js';
 import type { SegmentHandle } from '../segments/index/SegmentHandle.js';
+import type { TakenBackTasks } from './knn/TakenBackTasks.js';
 
 /** Per-search settings and accumulators, threaded through every rewrite. */
 export interface SearchContext {
@@ -35,8 +36,6 @@ export interface LeafSlice {
   /** The leaves' segment handles, built once (a slice task's argument, not rebuilt per query). */
   readonly handles: readonly SegmentHandle[];
 }
-
-import type { TakenBackTasks } from './knn/TakenBackTasks.js';
 
 /**
  * What a query's rewrite may use of the searcher running it (IndexSearcher implements it; the
