@@ -117,6 +117,8 @@ export async function findMax(o: FindMaxOptions): Promise<FindMaxResult> {
   let bad: number | null = null;
   let limitedBy = 'steps';
   let endpoint = o.url;
+  // Each step goes on through the queries where the last one stopped (see LoadOptions.firstQuery).
+  let firstQuery = o.firstQuery ?? 0;
 
   for (let i = 0; i < maxSteps; i++) {
     if (o.signal?.aborted === true) {
@@ -130,8 +132,10 @@ export async function findMax(o: FindMaxOptions): Promise<FindMaxResult> {
       durationMs: stepDurationMs,
       warmupMs,
       timeoutMs,
+      firstQuery,
       label: `step ${i + 1}/${maxSteps} @${rate}/s`,
     });
+    firstQuery += report.counts_all.sent;
     endpoint = report.config.endpoint;
     const verdict = judgeStep(report, o.sloP99Ms, o.maxErrorFraction, o.maxLateFraction);
     const L = report.latency_ms;

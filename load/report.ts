@@ -70,7 +70,8 @@ export interface LoadConfig {
   readonly read_path: string | null;
   readonly server_timeout_ms: number | null;
   readonly seed: number;
-  readonly queries: { readonly source: string; readonly dim: number; readonly count: number };
+  /** `first`: the index the run's cycle through the queries started at. */
+  readonly queries: { readonly source: string; readonly dim: number; readonly count: number; readonly first: number };
   readonly groundtruth: string | null;
   readonly late_threshold_ms: number;
   readonly max_sockets: number;

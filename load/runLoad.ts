@@ -39,8 +39,18 @@ export interface LoadOptions {
   readonly timeoutMs?: number;
   /** Query vectors to cycle through; or `dim` for seeded random unit vectors. */
   readonly queries?: QuerySet;
+  /**
+   * Index of the first query sent (default 0); the run goes on cyclically from there. find-max
+   * starts each step where the last one stopped, so that a step does not find the pages of the
+   * previous steps' queries in the page cache.
+   */
+  readonly firstQuery?: number;
   readonly dim?: number;
-  /** Ground truth (`.ivecs` rows, row i for query i) enabling recall@k. */
+  /**
+   * Ground truth (`.ivecs` rows, row i for query i) enabling recall@k. It may cover only the
+   * first rows of `queries` (a large pool whose first queries have exact neighbours): recall is
+   * then the mean over the queries it covers.
+   */
   readonly groundTruth?: VecRows<Int32Array> & { readonly source?: string };
   readonly k?: number;
   readonly oversample?: number;
@@ -161,14 +171,13 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
   if (o.queries !== undefined) queries = o.queries;
   else if (o.dim !== undefined) queries = randomUnitQueries(o.dim, Math.min(requestCap, 1000), seed);
   else throw new Error('either queries (an .fvecs file) or dim is required');
+  const firstQuery = (o.firstQuery ?? 0) % queries.count;
+  if (!Number.isInteger(firstQuery) || firstQuery < 0) throw new Error(`firstQuery must be a non-negative integer, got ${o.firstQuery}`);
 
   const gt = o.groundTruth;
   let recallK = 0;
   if (gt !== undefined) {
     if (o.queries === undefined) throw new Error('ground truth needs the query file it was computed for (--queries)');
-    if (gt.count < queries.count) {
-      throw new Error(`ground truth has ${gt.count} rows but there are ${queries.count} queries (row i must belong to query i)`);
-    }
     recallK = Math.min(k, gt.dim);
   }
 
@@ -190,7 +199,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
   }
 
   async function drive(): Promise<LoadReport> {
-    bodies.prebuild(requestCap);
+    bodies.prebuild(firstQuery, requestCap);
     await transport.preconnect(Math.min(maxSockets, 16 + Math.ceil(rate / 50)), Math.min(timeoutMs, 2000));
 
     const okHist = newHistogram();
@@ -253,7 +262,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
           const parsed = JSON.parse(out.body ?? '') as { hits?: unknown; took_ms?: unknown };
           if (!Array.isArray(parsed.hits)) throw new Error('no hits array');
           if (typeof parsed.took_ms === 'number' && Number.isFinite(parsed.took_ms)) took = parsed.took_ms;
-          if (gt !== undefined) recall = recallOf(parsed.hits as Array<{ id?: unknown }>, gt, qIndex, recallK);
+          if (gt !== undefined && qIndex < gt.count) recall = recallOf(parsed.hits as Array<{ id?: unknown }>, gt, qIndex, recallK);
         } catch {
           kind = 'error';
           detail = 'bad_response';
@@ -356,7 +365,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
       o.signal?.addEventListener('abort', onAbort, { once: true });
 
       const send = (intended: number): void => {
-        const qIndex = seq % queries.count;
+        const qIndex = (firstQuery + seq) % queries.count;
         const isSteady = intended >= steadyStart;
         const body = bodies.body(qIndex);
         const sendAt = clock.now();
@@ -431,7 +440,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
       read_path: o.readPath ?? null,
       server_timeout_ms: o.serverTimeoutMs ?? null,
       seed,
-      queries: { source: queries.source, dim: queries.dim, count: queries.count },
+      queries: { source: queries.source, dim: queries.dim, count: queries.count, first: firstQuery },
       groundtruth: gt !== undefined ? (gt.source ?? 'given') : null,
       late_threshold_ms: lateThresholdMs,
       max_sockets: maxSockets,

@@ -23,7 +23,7 @@ export async function singleStream(url: string, queries: QuerySet, params: Searc
   const target = await resolveTarget(url);
   const transport = new HttpTransport(target, 1, realClock);
   const bodies = new BodyCache(queries, params);
-  bodies.prebuild(count);
+  bodies.prebuild(0, count);
   await transport.preconnect(1, timeoutMs);
   const ms = new Float64Array(count);
   try {

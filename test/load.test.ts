@@ -354,6 +354,48 @@ describe('find-max', () => {
   });
 });
 
+describe('a cold workload: queries are not sent again while their pages could be cached', () => {
+  /** A query set whose vector[0] is the query's index, so a server can tell which one it got. */
+  function indexedQueries(count: number) {
+    const data = new Float32Array(count * 2);
+    for (let i = 0; i < count; i++) data[i * 2] = i;
+    return { dim: 2, count, data, source: 'indexed' };
+  }
+  const queryOf = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { vector: number[] }).vector[0]!;
+
+  it('find-max starts each step at the query after the last one the previous step sent', async () => {
+    const clock = new VirtualClock();
+    const seen: number[] = [];
+    const transport = simulatedServer(clock, (at, _n, body) => {
+      seen.push(queryOf(body));
+      return { at: at + 1 };
+    });
+    const queries = indexedQueries(100_000);
+    const f = await findMax({ clock, transport, url: LOOPBACK, queries, sloP99Ms: 50, startRate: 20, stepDurationMs: 1000, warmupMs: 200, cooldownMs: 100, maxSteps: 3, maxLateFraction: 1 });
+    expect(f.steps.length).toBe(3);
+    // One stream through the pool across all three steps: 0, 1, 2, ... with no restart.
+    expect(seen).toEqual(seen.map((_, i) => i));
+    expect(f.steps.map((st) => st.report.config.queries.first)).toEqual([0, f.steps[0]!.report.counts_all.sent, f.steps[0]!.report.counts_all.sent + f.steps[1]!.report.counts_all.sent]);
+  });
+
+  it('measures recall on the queries the ground truth covers, a prefix of a larger pool', async () => {
+    const clock = new VirtualClock();
+    // The server answers query i with ids i and i+1; ground truth says query i's top-2 is i, 1000.
+    const transport = simulatedServer(clock, (at, _n, body) => {
+      const q = queryOf(body);
+      return { at: at + 1, body: JSON.stringify({ hits: [{ id: String(q) }, { id: String(q + 1) }], took_ms: 1 }) };
+    });
+    const queries = indexedQueries(50);
+    const gt = { dim: 2, count: 10, rowsInFile: 10, data: Int32Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? i / 2 : 1000)) };
+    const r = await runLoad({ clock, transport, url: LOOPBACK, rate: 100, durationMs: 2000, queries, groundTruth: gt, k: 2, arrivals: 'constant', lateThresholdMs: 1000 });
+    expect(r.counts.ok).toBeGreaterThan(150);
+    // Half of each covered query's top-2 found; the other 40 of every 50 queries count nowhere.
+    expect(r.recall?.mean).toBe(0.5);
+    expect(r.recall?.queries).toBeLessThan(r.counts.ok);
+    expect(r.recall?.queries).toBeGreaterThanOrEqual(Math.floor(r.counts.ok / 5) - 10);
+  });
+});
+
 describe('single stream (the baseline a run is compared with)', () => {
   it('sends the searches one at a time, query i % count, through the run\'s client and bodies', async () => {
     let inFlight = 0;

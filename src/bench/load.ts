@@ -12,8 +12,11 @@
  *
  * The cap is the server's anonymous memory once the index is open, plus 64 MiB for its heaps,
  * plus `--cache-mib` of page cache (see coldServer.ts); `--anon-mib` is the most the server may
- * hold after open. Before each run 50 single-stream searches probe the server (then the fp32
- * files are evicted again). A run that answers fewer than 90% of its requests prints why
+ * hold after open. The queries never come back while they could still be cached (coldQueryPool.ts:
+ * the dataset's queries, then more from the generator's stream; recall is measured on the first
+ * ones, which have exact ground truth), and find-max goes on through them from step to step, so
+ * the load is as cold as the single stream. Before each run 50 single-stream searches probe the
+ * server (then the fp32 files are evicted again). A run that answers fewer than 90% of its requests prints why
  * (loadDiagnosis.ts), and the benchmark exits 1 when a run answered nothing.
  */
 import { cpus, loadavg } from 'node:os';
@@ -25,13 +28,14 @@ import { packageRoot } from '../executor/packageRoot.js';
 import { runLoad } from '../../load/runLoad.js';
 import { findMax } from '../../load/findMax.js';
 import { parseDuration } from '../../load/duration.js';
-import { queriesFromFvecs, type QuerySet } from '../../load/queries.js';
+import type { QuerySet } from '../../load/queries.js';
 import { readIvecs } from '../../load/vecfile.js';
 import { percentile } from '../../load/percentile.js';
 import { singleStream } from '../../load/singleStream.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { ColdServer } from './coldServer.js';
 import { diagnose } from './loadDiagnosis.js';
+import { coldQueryPool } from './coldQueryPool.js';
 import { benchDataset, benchIndexVariant, ensureIndex, summarize, table } from './benchData.js';
 import { spawn } from 'node:child_process';
 
@@ -65,10 +69,12 @@ const rate = Number(values.rate ?? 100);
 const durationMs = parseDuration(values.duration ?? '60s');
 const paths = (values.paths ? values.paths.split(',') : [...READ_PATHS]) as ReadPath[];
 const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
-const queries = queriesFromFvecs(join(ds.dir, 'query.fvecs'));
 const groundTruth = readIvecs(join(ds.dir, 'groundtruth.ivecs'));
 const MIB = 2 ** 20;
 const cacheBytes = Number(values['cache-mib'] ?? 256) * MIB;
+const K = 10;
+const OVERSAMPLE = 5;
+const queries = coldQueryPool(ds, cacheBytes, K * OVERSAMPLE);
 // 1M x 1024 holds ~0.3 GiB of codes and graphs in its arenas plus the heaps of node and 2 workers.
 const anonCeilingBytes = Number(values['anon-mib'] ?? 1536) * MIB;
 const support = memoryCgroupSupport();
@@ -111,7 +117,7 @@ async function startCpuReference(): Promise<() => Promise<number[]>> {
  */
 async function probe(url: string, q: QuerySet): Promise<number | null> {
   try {
-    const { ms } = await singleStream(url, q, { k: 10, oversample: 5, numCandidates }, PROBE_QUERIES);
+    const { ms } = await singleStream(url, q, { k: K, oversample: OVERSAMPLE, numCandidates }, PROBE_QUERIES);
     return percentile(ms.sort(), 50);
   } catch (e) {
     process.stderr.write(`bench:load: ${(e as Error).message}\n`);
@@ -158,16 +164,16 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
 }
 
 const rows: (string | number)[][] = [];
-const json: Record<string, unknown> = { rate, durationMs, cacheBytes: support.ok ? cacheBytes : null, runs: {} };
+const json: Record<string, unknown> = { rate, durationMs, queries: { count: queries.count, source: queries.source }, cacheBytes: support.ok ? cacheBytes : null, runs: {} };
 for (const readPath of paths) {
   const { report, server } = await withColdServer(readPath, readPath, async (url) => ({
-    report: await runLoad({ url, rate, durationMs, warmupMs: 5000, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, queries, groundTruth, k: 10, oversample: 5, numCandidates, progress: process.stderr }),
+    report: await runLoad({ url, rate, durationMs, warmupMs: 5000, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, queries, groundTruth, k: K, oversample: OVERSAMPLE, numCandidates, progress: process.stderr }),
   }));
   let maxRate: number | null = null;
   if (!values['no-find-max']) {
     const { fm } = await withColdServer(`${readPath} find-max`, readPath, async (url) => ({
       report: null,
-      fm: await findMax({ url, sloP99Ms: 50, stepDurationMs: 10_000, warmupMs: 2000, startRate: 50, queries, k: 10, oversample: 5, numCandidates, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, progress: process.stderr }),
+      fm: await findMax({ url, sloP99Ms: 50, stepDurationMs: 10_000, warmupMs: 2000, startRate: 50, queries, k: K, oversample: OVERSAMPLE, numCandidates, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, progress: process.stderr }),
     }));
     maxRate = fm.max_sustainable_rate;
     (json.runs as Record<string, unknown>)[`${readPath}:findMax`] = { max_sustainable_rate: fm.max_sustainable_rate, limited_by: fm.limited_by };
@@ -181,6 +187,7 @@ process.stdout.write(
   [
     `bench:load  ${ds.n.toLocaleString()} x ${ds.dim} in segments of ${ds.segmentDocs.toLocaleString()} docs, num_candidates ${numCandidates ?? 'default'}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
     table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50'], rows),
+    `queries: ${queries.count.toLocaleString()} (${queries.source}), none sent twice while its pages could still be cached; recall@10 on the first ${groundTruth.count}`,
     `single stream: ${PROBE_QUERIES} searches one at a time on the cold server before the run (the fp32 files evicted again after them), through the run's own HTTP client`,
     'cpu ref: a fixed ~2 ms wasm job (cpuReference.ts) every 50 ms in a process of its own during the run: the machine\'s own tail for CPU work (p99/p50 1.0 when quiet)',
   ].join('\n') + '\n',
