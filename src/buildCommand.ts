@@ -4,6 +4,7 @@ import { formatDuration } from './progress/Progress.js';
 import { DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_GRAPH_BEAM_WIDTH, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
 import { TARGET_SEGMENTS } from '../segments/index/segmentSizePolicy.js';
 import { buildIndex } from './api/buildIndex.js';
+import { integerFlag, UsageError } from './cliFlags.js';
 import { parseVectorFormat } from '../segments/input/index.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { DEFAULT_CENTROID_RULE, DEFAULT_ROTATION, type QuantizationOptions } from '../segments/quantized/ScalarQuantizedVectorsWriter.js';
@@ -84,18 +85,18 @@ export async function buildCommand(argv: string[]): Promise<number> {
     if (!values.out) throw new UsageError('--out is required');
     if (!values.similarity) throw new UsageError('--similarity is required (cosine, dot_product, l2_norm or max_inner_product)');
     const similarity = VectorSimilarityFunction.fromName(values.similarity);
-    const threads = optionalInt('threads', values.threads);
+    const threads = integerFlag('threads', values.threads);
     const executor = Executor.get({ threads });
     const report = await buildIndex({
       input: values.input,
       out: values.out,
       similarity,
-      segmentDocs: optionalInt('segment-docs', values['segment-docs']),
+      segmentDocs: integerFlag('segment-docs', values['segment-docs']),
       field: values.field,
       format: values.format ? parseVectorFormat(values.format) : undefined,
-      flatThreshold: optionalInt('flat-threshold', values['flat-threshold'], 0),
-      m: optionalInt('m', values.m),
-      beamWidth: optionalInt('beam-width', values['beam-width']),
+      flatThreshold: integerFlag('flat-threshold', values['flat-threshold'], 0),
+      m: integerFlag('m', values.m),
+      beamWidth: integerFlag('beam-width', values['beam-width']),
       quantization: parseQuantization(values.bits, values.rotation, values.centroid),
       progress: !values.quiet,
       executor,
@@ -115,7 +116,6 @@ export async function buildCommand(argv: string[]): Promise<number> {
   }
 }
 
-class UsageError extends Error {}
 
 function parseQuantization(bits: string | undefined, rotation: string | undefined, centroid: string | undefined): QuantizationOptions {
   const out: { bits?: DocBits; rotation?: boolean | bigint; centroid?: CentroidRule } = {};
@@ -137,9 +137,3 @@ function parseQuantization(bits: string | undefined, rotation: string | undefine
   return out;
 }
 
-function optionalInt(name: string, value: string | undefined, min = 1): number | undefined {
-  if (value === undefined) return undefined;
-  const v = Number(value.replace(/_/g, ''));
-  if (!Number.isSafeInteger(v) || v < min) throw new UsageError(`--${name} must be an integer >= ${min}, got "${value}"`);
-  return v;
-}

@@ -50,6 +50,24 @@ export class DeviceReference {
     return { file: Int32Array.from(file), offset: Float64Array.from(offset) };
   }
 
+  /** `count` distinct pages drawn uniformly from the whole of `paths` (by `random`, in [0, 1)). */
+  randomPages(paths: readonly string[], sizes: readonly number[], count: number, random: () => number): PageSet {
+    const total = sizes.reduce((a, b) => a + Math.floor(b / PAGE), 0);
+    if (total < count) throw new Error(`device reference: ${paths.join(', ')} hold ${total} pages, fewer than the ${count} asked for`);
+    const picked = new Set<number>();
+    while (picked.size < count) picked.add(Math.floor(random() * total));
+    const file = new Int32Array(count);
+    const offset = new Float64Array(count);
+    let i = 0;
+    for (let page of picked) {
+      let f = 0;
+      while (page >= Math.floor(sizes[f] / PAGE)) page -= Math.floor(sizes[f++] / PAGE);
+      file[i] = this.fileIndex(paths[f]);
+      offset[i++] = page * PAGE;
+    }
+    return { file, offset };
+  }
+
   /** Reads every page of `pages` from the device, all in flight; returns the milliseconds it took. */
   read(pages: PageSet): number {
     const n = pages.file.length;

@@ -35,7 +35,9 @@ import { singleStream } from '../../load/singleStream.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { ColdServer } from './coldServer.js';
 import { diagnose } from './loadDiagnosis.js';
+import { formatDeviceHealth, probeDevice, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth } from './deviceHealth.js';
 import { coldQueryPool } from './coldQueryPool.js';
+import { integerFlag } from '../cliFlags.js';
 import { benchDataset, benchIndexVariant, ensureIndex, summarize, table } from './benchData.js';
 import { spawn } from 'node:child_process';
 
@@ -53,16 +55,10 @@ const { values } = parseArgs({
     'num-candidates': { type: 'string' },
   },
 });
-/** A flag's value as a positive integer (underscores allowed: 500_000), or a clear error. */
-function positiveInt(flag: string, value: string): number {
-  const n = Number(value.replace(/_/g, ''));
-  if (!(Number.isInteger(n) && n >= 1)) throw new Error(`bench:load: ${flag} must be a positive integer, got ${JSON.stringify(value)}`);
-  return n;
-}
 
 const base = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
-const segmentDocs = values['segment-docs'] === undefined ? undefined : positiveInt('--segment-docs', values['segment-docs']);
-const numCandidates = values['num-candidates'] === undefined ? undefined : positiveInt('--num-candidates', values['num-candidates']);
+const segmentDocs = integerFlag('segment-docs', values['segment-docs']);
+const numCandidates = integerFlag('num-candidates', values['num-candidates']);
 const ds = segmentDocs === undefined ? base : benchIndexVariant(base, `seg${segmentDocs}`, segmentDocs);
 ensureIndex(ds);
 const rate = Number(values.rate ?? 100);
@@ -132,7 +128,10 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
   label: string,
   readPath: ReadPath,
   fn: (url: string) => Promise<T>,
-): Promise<T & { readonly server: Record<string, unknown> & { readonly cpuReference: ReturnType<typeof summarize>; readonly probeP50Ms: number | null } }> {
+): Promise<T & { readonly server: Record<string, unknown> & { readonly cpuReference: ReturnType<typeof summarize>; readonly probeP50Ms: number | null; readonly device: DeviceHealth } }> {
+  const device = probeDevice(vecFiles);
+  process.stderr.write(`bench:load ${label}: device ${formatDeviceHealth(device)}\n`);
+  if (device.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S) process.stderr.write(`bench:load ${label}: the disk is throttled now; this run's cold figures will measure the throttle\n`);
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
   const server = await ColdServer.start({ argv, coldFiles: vecFiles, limit: { kind: 'after-open', cacheBytes, anonCeilingBytes }, cgroup: support, name: `prescore-bench-load-${process.pid}` });
   try {
@@ -153,11 +152,11 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
     const loadAfter = loadavg()[0]!;
     let diagnosis: string[] = [];
     if (out.report) {
-      diagnosis = diagnose({ report: out.report, probeP50Ms, memory, exit, serverStderr: server.stderrTail(), loadBefore, loadAfter, cores: cpus().length });
+      diagnosis = diagnose({ report: out.report, probeP50Ms, memory, exit, serverStderr: server.stderrTail(), loadBefore, loadAfter, cores: cpus().length, device });
       if (diagnosis.length) process.stderr.write(`bench:load ${label}: what went wrong\n${diagnosis.map((l) => `  ${l}`).join('\n')}\n`);
       if (out.report.counts_all.ok === 0) answeredNothing = true;
     }
-    return { ...out, server: { probeP50Ms, memory, exit, loadBefore, loadAfter, diagnosis, cpuReference } };
+    return { ...out, server: { probeP50Ms, memory, exit, loadBefore, loadAfter, diagnosis, cpuReference, device } };
   } finally {
     await server.stop();
   }
@@ -181,14 +180,15 @@ for (const readPath of paths) {
   (json.runs as Record<string, unknown>)[readPath] = { ...report, server };
   const l = report.latency_ms;
   const cpu = server.cpuReference;
-  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, server.probeP50Ms ?? '-', server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2), report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`]);
+  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, server.probeP50Ms ?? '-', server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2), report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`, server.device.qd1PagesPerS.toLocaleString()]);
 }
 process.stdout.write(
   [
     `bench:load  ${ds.n.toLocaleString()} x ${ds.dim} in segments of ${ds.segmentDocs.toLocaleString()} docs, num_candidates ${numCandidates ?? 'default'}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
-    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50'], rows),
+    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50', 'device QD1 pages/s'], rows),
     `queries: ${queries.count.toLocaleString()} (${queries.source}), none sent twice while its pages could still be cached; recall@10 on the first ${groundTruth.count}`,
     `single stream: ${PROBE_QUERIES} searches one at a time on the cold server before the run (the fp32 files evicted again after them), through the run's own HTTP client`,
+    `device QD1: random 4 KiB O_DIRECT reads of the fp32 files one at a time just before the run (deviceHealth.ts; ~12,000/s when the disk is not throttled, under ${SLOW_DEVICE_QD1_PAGES_PER_S.toLocaleString()} it is)`,
     'cpu ref: a fixed ~2 ms wasm job (cpuReference.ts) every 50 ms in a process of its own during the run: the machine\'s own tail for CPU work (p99/p50 1.0 when quiet)',
   ].join('\n') + '\n',
 );

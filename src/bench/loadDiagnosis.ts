@@ -6,6 +6,7 @@
  */
 import type { LoadReport } from '../../load/report.js';
 import type { ServerExit, ServerMemory } from './coldServer.js';
+import { formatDeviceHealth, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth } from './deviceHealth.js';
 
 export interface RunFacts {
   readonly report: LoadReport;
@@ -19,6 +20,8 @@ export interface RunFacts {
   readonly loadBefore: number;
   readonly loadAfter: number;
   readonly cores: number;
+  /** The disk probed just before the run (deviceHealth.ts), when it was. */
+  readonly device?: DeviceHealth;
 }
 
 const MIB = 2 ** 20;
@@ -62,6 +65,12 @@ export function diagnose(f: RunFacts): string[] {
       `single-stream p50 just before the run: ${f.probeP50Ms.toFixed(1)} ms, so ${r.offered_rate}/s needs ~${utilisation.toFixed(2)} of the server's capacity`,
     );
     if (utilisation >= 1) lines.push(`  -> overloaded: the offered rate is beyond what the server can do at all on this machine now; lower --rate or run on a quiet machine`);
+  }
+  if (f.device) {
+    lines.push(`device just before the run: ${formatDeviceHealth(f.device)}`);
+    if (f.device.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S) {
+      lines.push(`  -> the disk is throttled (under ${SLOW_DEVICE_QD1_PAGES_PER_S.toLocaleString()} pages/s at depth 1, a tenth of its usual rate): every cold read waits on it; rerun when it recovers`);
+    }
   }
   const cl = r.client;
   if (c.sent > 0 && (c.late / c.sent > 0.05 || cl.event_loop_delay_ms.p99 > 20)) {

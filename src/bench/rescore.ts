@@ -25,6 +25,7 @@ import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 import { PREFETCH_POLICIES } from '../../query/prefetch/PrefetchPolicy.js';
 import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
 import { benchDataset, ensureIndex, summarize, table } from './benchData.js';
+import { formatDeviceHealth, probeDevice, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth } from './deviceHealth.js';
 
 const { values } = parseArgs({
   options: {
@@ -43,6 +44,8 @@ const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024
 ensureIndex(ds);
 const queries = values.queries ?? '200';
 const cacheMiB = Number(values['cache-mib'] ?? 256);
+/** The disk just before the cold runs, when there were any. */
+let deviceBefore: DeviceHealth | null = null;
 const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
 
 interface RunResult {
@@ -117,6 +120,8 @@ if (values.only !== 'warm') {
     limitNote = `no cgroup (${support.reason}); eviction only`;
   }
   try {
+    deviceBefore = probeDevice(vecFiles);
+    process.stderr.write(`device before the cold runs: ${formatDeviceHealth(deviceBefore)}\n`);
     for (const c of configs) {
       for (const readPath of coldPaths) {
         evict();
@@ -140,6 +145,10 @@ if (values.only !== 'warm') {
   }
 }
 const lines: string[] = [`bench:rescore  ${ds.n.toLocaleString()} x ${ds.dim} cosine, ${vecFiles.length} segments, single stream, ${queries} queries, num_candidates 100`];
+if (deviceBefore) {
+  const slow = deviceBefore.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S;
+  lines.push(`device before the cold runs (deviceHealth.ts): ${formatDeviceHealth(deviceBefore)}${slow ? ': THROTTLED, the cold figures below measure the throttle' : ''}`);
+}
 for (const c of configs) {
   const rows = results
     .filter((x) => x.mode === 'cold' && x.r.k === c.k && x.r.prefetchPolicy === 'adaptive')

@@ -5,6 +5,7 @@ import { GEN_SIMILARITIES, normalizeSimilarity } from './DatasetSpec.js';
 import { DATASET_FILES, generateDataset } from './generateDataset.js';
 import { latentDims } from './EmbeddingModel.js';
 import { parseSeed } from './Rng.js';
+import { integerFlag, requiredIntegerFlag, UsageError } from '../cliFlags.js';
 
 export const GEN_USAGE = `Usage: prescore gen --n N --dim D --queries Q --out DIR [options]
 
@@ -31,26 +32,6 @@ Options:
   --quiet              no progress output
   -h, --help           this text
 `;
-
-class UsageError extends Error {}
-
-function positiveInt(name: string, value: string | undefined, required: boolean, fallback?: number): number {
-  if (value === undefined) {
-    if (required) throw new UsageError(`--${name} is required`);
-    return fallback!;
-  }
-  const s = value.trim().replace(/_/g, '');
-  // Accept 1e6 / 1M / 100k shorthands for sizes.
-  const m = /^(\d+(?:\.\d+)?)(?:e(\d+)|([kKmM]))?$/.exec(s);
-  let v = NaN;
-  if (m) {
-    v = Number(m[1]);
-    if (m[2]) v *= 10 ** Number(m[2]);
-    if (m[3]) v *= m[3].toLowerCase() === 'k' ? 1e3 : 1e6;
-  }
-  if (!Number.isSafeInteger(v) || v <= 0) throw new UsageError(`--${name} must be a positive integer, got "${value}"`);
-  return v;
-}
 
 /**
  * `prescore gen`: parses argv (the arguments after "gen"), generates the dataset and prints a
@@ -86,11 +67,11 @@ export async function genCommand(argv: string[]): Promise<number> {
   }
   let options: Parameters<typeof generateDataset>[0];
   try {
-    const n = positiveInt('n', values.n as string | undefined, true);
-    const dim = positiveInt('dim', values.dim as string | undefined, true);
-    const queries = positiveInt('queries', values.queries as string | undefined, true);
-    const k = positiveInt('k', values.k as string | undefined, false, 100);
-    const threads = values.threads === undefined ? undefined : positiveInt('threads', values.threads as string, false);
+    const n = requiredIntegerFlag('n', values.n as string | undefined);
+    const dim = requiredIntegerFlag('dim', values.dim as string | undefined);
+    const queries = requiredIntegerFlag('queries', values.queries as string | undefined);
+    const k = integerFlag('k', values.k as string | undefined) ?? 100;
+    const threads = integerFlag('threads', values.threads as string | undefined);
     if (!values.out || typeof values.out !== 'string') throw new UsageError('--out is required');
     if (dim > 1 << 16) throw new UsageError(`--dim must be at most ${1 << 16}, got ${dim}`);
     if (n >= 2 ** 31) throw new UsageError(`--n must be below 2^31, got ${n}`);

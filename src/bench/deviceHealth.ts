@@ -1,0 +1,59 @@
+/**
+ * How fast the disk is right now, before a cold benchmark trusts it: random 4 KiB O_DIRECT reads
+ * of the index's own fp32 files, one at a time (queue depth 1, what a lone page fault waits for)
+ * and all in flight at once (what a prefetched rescoring ring can get). This machine kind's disk
+ * does about 12,000 pages/s at depth 1 and 140,000 at depth 64; after many gigabytes written
+ * (building the 1M indexes) it was seen throttled to ~150 pages/s at depth 1 with a p99 of 120 ms
+ * for minutes, when every cold figure measures the throttle, not the read path.
+ */
+import { statSync } from 'node:fs';
+import { DeviceReference } from './deviceReference.js';
+import { percentile } from '../../load/percentile.js';
+
+export interface DeviceHealth {
+  /** Depth 1: pages per second, and the p50 / p99 of one read, ms. */
+  readonly qd1PagesPerS: number;
+  readonly qd1P50Ms: number;
+  readonly qd1P99Ms: number;
+  /** All `pages` in flight at once: pages per second. */
+  readonly allInFlightPagesPerS: number;
+}
+
+/** Depth-1 reads below this rate mean the disk is not in its usual state (a tenth of the usual ~12,000/s). */
+export const SLOW_DEVICE_QD1_PAGES_PER_S = 1200;
+
+/** Reads `pages` random pages of `files` at depth 1, then `pages` others all in flight (~0.1 s when healthy). */
+export function probeDevice(files: readonly string[], pages = 256, seed = 1): DeviceHealth {
+  let x = seed >>> 0 || 1;
+  const random = () => {
+    // xorshift32: reproducible picks, so two probes of one run read comparable pages.
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+  const device = new DeviceReference();
+  try {
+    const sizes = files.map((f) => statSync(f).size);
+    const one = device.randomPages(files, sizes, pages, random);
+    const ms: number[] = [];
+    for (let i = 0; i < pages; i++) ms.push(device.read({ file: one.file.subarray(i, i + 1), offset: one.offset.subarray(i, i + 1) }));
+    const qd1Total = ms.reduce((a, b) => a + b, 0);
+    ms.sort((a, b) => a - b);
+    const all = device.randomPages(files, sizes, pages, random);
+    const allMs = device.read(all);
+    return {
+      qd1PagesPerS: Math.round((pages * 1000) / qd1Total),
+      qd1P50Ms: percentile(ms, 50),
+      qd1P99Ms: percentile(ms, 99),
+      allInFlightPagesPerS: Math.round((pages * 1000) / allMs),
+    };
+  } finally {
+    device.close();
+  }
+}
+
+/** One line for a report: `QD1 12,345 pages/s (p50 0.08, p99 0.21 ms), all in flight 140,000 pages/s`. */
+export function formatDeviceHealth(d: DeviceHealth): string {
+  return `QD1 ${d.qd1PagesPerS.toLocaleString()} pages/s (p50 ${d.qd1P50Ms.toFixed(2)}, p99 ${d.qd1P99Ms.toFixed(2)} ms), all in flight ${d.allInFlightPagesPerS.toLocaleString()} pages/s`;
+}
