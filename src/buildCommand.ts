@@ -37,6 +37,9 @@ Options:
   --m M                 HNSW max connections (default 16)
   --beam-width B        HNSW construction beam (default ${DEFAULT_GRAPH_BEAM_WIDTH}, twice Lucene's: graphs built
                         on 1-bit scores need it; README "Recall")
+  --min-connections C   level-0 neighbour lists shorter than C after Lucene's diversity rule are
+                        filled with the best candidates it rejected (default M / 2; 0: Lucene's
+                        graph exactly; README "Recall")
   --bits B              doc bits per dimension: 1 | 2 | 4 | 7 | 8 (default 1); more bits, more
                         memory and recall (README "Recall" says which setting reaches what)
   --rotation R          on | off | a 64-bit seed: rotate vectors before quantizing (default
@@ -63,6 +66,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
         'flat-threshold': { type: 'string' },
         m: { type: 'string' },
         'beam-width': { type: 'string' },
+        'min-connections': { type: 'string' },
         bits: { type: 'string' },
         rotation: { type: 'string' },
         centroid: { type: 'string' },
@@ -97,6 +101,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
       flatThreshold: integerFlag('flat-threshold', values['flat-threshold'], 0),
       m: integerFlag('m', values.m),
       beamWidth: integerFlag('beam-width', values['beam-width']),
+      minConnections: integerFlag('min-connections', values['min-connections'], 0),
       quantization: parseQuantization(values.bits, values.rotation, values.centroid),
       progress: !values.quiet,
       executor,

@@ -228,3 +228,34 @@ describe('exactSearch', () => {
     expect(limited.earlyTerminated).toBe(true);
   });
 });
+
+describe('filled level-0 lists (minLevel0Connections: the HNSW paper\'s keepPrunedConnections)', () => {
+  // Tight clusters: the diversity rule keeps only a neighbour or two for many of their members.
+  const dim = 8;
+  const v = clusteredVectors(2000, dim, 40, 11, true);
+  const sup = new Fp32ScorerSupplier(v, dim, VectorSimilarityFunction.DOT_PRODUCT);
+  const degrees = (g: OnHeapHnswGraph) => g.getNodesOnLevel(0).map((n) => g.getNeighbors(0, n).length);
+
+  it('gives every node at least that many neighbours on level 0, keeping the graph valid', () => {
+    const lucene = new HnswGraphBuilder(sup, { M: 8 }).build();
+    const filled = new HnswGraphBuilder(sup, { M: 8, minLevel0Connections: 4 }).build();
+    checkInvariants(filled);
+    // Lucene's rule alone leaves some lists short; filled, none is (the first nodes had fewer candidates).
+    expect(degrees(lucene).slice(10).some((d) => d < 4)).toBe(true);
+    expect(Math.min(...degrees(filled).slice(10))).toBeGreaterThanOrEqual(4);
+    // Upper levels (searched and linked before level 0 is) are Lucene's graph exactly.
+    expect(filled.numLevels).toBe(lucene.numLevels);
+    for (let level = 1; level < lucene.numLevels; level++) {
+      const nodes = lucene.getNodesOnLevel(level);
+      expect(filled.getNodesOnLevel(level)).toEqual(nodes);
+      for (const n of nodes) expect(Array.from(filled.getNeighbors(level, n))).toEqual(Array.from(lucene.getNeighbors(level, n)));
+    }
+  });
+
+  it('is off by default (Lucene\'s graph) and at most 2 x M', () => {
+    const a = new HnswGraphBuilder(sup, { M: 8 }).build();
+    const b = new HnswGraphBuilder(sup, { M: 8, minLevel0Connections: 0 }).build();
+    expect(degrees(b)).toEqual(degrees(a));
+    expect(() => new HnswGraphBuilder(sup, { M: 8, minLevel0Connections: 17 })).toThrow(/minLevel0Connections must be in \[0, 2 x M = 16\], got 17/);
+  });
+});

@@ -21,6 +21,12 @@ export interface HnswGraphBuilderOptions {
   /** Called every `progressEvery` inserted nodes and once at the end of build(). */
   readonly onProgress?: (done: number, total: number) => void;
   readonly progressEvery?: number;
+  /**
+   * Level-0 lists that the diversity rule leaves shorter than this are filled up to it with the
+   * best candidates it rejected (the HNSW paper's keepPrunedConnections). Default 0: Lucene's
+   * graph, byte for byte.
+   */
+  readonly minLevel0Connections?: number;
 }
 
 /**
@@ -73,6 +79,7 @@ export class HnswGraphBuilder {
   private readonly unchecked: Int32Array;
   private added = 0;
   private frozen = false;
+  private readonly minLevel0Connections: number;
 
   constructor(
     readonly supplier: RandomVectorScorerSupplier,
@@ -86,6 +93,9 @@ export class HnswGraphBuilder {
     }
     this.M = M;
     this.beamWidth = beamWidth;
+    const minConn = options.minLevel0Connections ?? 0;
+    if (!Number.isInteger(minConn) || minConn < 0 || minConn > 2 * M) throw new RangeError(`minLevel0Connections must be in [0, 2 x M = ${2 * M}], got ${minConn}`);
+    this.minLevel0Connections = minConn;
     this.ml = M === 1 ? 1 : 1 / Math.log(M);
     this.random = new SplittableRandom(options.seed ?? DEFAULT_RAND_SEED);
     this.graph = new OnHeapHnswGraph({ maxConn: M, expectedSize: supplier.maxOrd });
@@ -215,6 +225,7 @@ export class HnswGraphBuilder {
         sel++;
       }
     }
+    if (level === 0 && sel < this.minLevel0Connections) sel = this.fillPruned(cNodes, cScores, count, sel);
     const store = this.graph.store(level);
     const slot = this.graph.slot(level, node);
     const base = slot * store.stride;
@@ -230,6 +241,23 @@ export class HnswGraphBuilder {
     for (let i = 0; i < count; i++) {
       if (mask[i] === 1) this.addAndEnsureDiversity(level, cNodes[i], node, cScores[i]);
     }
+  }
+
+  /**
+   * Appends the best rejected candidates to the selection until it holds minLevel0Connections
+   * (or the candidates run out), marking them for reverse links like the diverse ones; the
+   * selection stays in descending score order, the diverse ones first. Returns its new size.
+   */
+  private fillPruned(cNodes: Int32Array, cScores: Float32Array, count: number, sel: number): number {
+    const mask = this.mask;
+    for (let i = count - 1; sel < this.minLevel0Connections && i >= 0; i--) {
+      if (mask[i] === 1) continue;
+      mask[i] = 1;
+      this.selNodes[sel] = cNodes[i];
+      this.selScores[sel] = cScores[i];
+      sel++;
+    }
+    return sel;
   }
 
   /** True when no already-selected neighbour scores >= `score` against candidate c. */

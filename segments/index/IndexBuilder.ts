@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_GRAPH_BEAM_WIDTH } from './graphBuildPolicy.js';
+import { DEFAULT_GRAPH_BEAM_WIDTH, defaultMinConnections } from './graphBuildPolicy.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { assertNoZeroRows, openVectorSource, type VectorFormat, type VectorSource } from '../input/index.js';
 import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';
@@ -30,6 +30,8 @@ export interface BuildOptions {
   readonly m?: number;
   /** HNSW construction beam; default DEFAULT_GRAPH_BEAM_WIDTH (200: graphBuildPolicy.ts). */
   readonly beamWidth?: number;
+  /** Level-0 lists shorter than this are filled with the best pruned candidates; default M / 2 (defaultMinConnections), 0: Lucene's graph. */
+  readonly minConnections?: number;
   readonly seed?: number;
   /** Doc bits, centroid rule and rotation of the codes (default: quantizationSettings' defaults). */
   readonly quantization?: QuantizationOptions;
@@ -159,6 +161,7 @@ async function buildLocked(
       buildGraph,
       m: options.m ?? 16,
       beamWidth: options.beamWidth ?? DEFAULT_GRAPH_BEAM_WIDTH,
+      minConnections: options.minConnections ?? defaultMinConnections(options.m ?? 16),
       seed: (options.seed ?? 42) + segments.length,
       quantization: options.quantization,
       progress: counters,

@@ -18,6 +18,8 @@ export interface SegmentBuildArgs {
   readonly buildGraph: boolean;
   readonly m: number;
   readonly beamWidth: number;
+  /** HnswGraphBuilderOptions.minLevel0Connections. */
+  readonly minConnections: number;
   readonly seed: number;
   /** How the codes are made (doc bits, centroid rule, rotation); default Lucene's 1-bit format. */
   readonly quantization?: QuantizationOptions;

@@ -21,6 +21,7 @@ export interface GraphBuildSpec {
   readonly count: number;
   readonly m: number;
   readonly beamWidth: number;
+  readonly minConnections: number;
   readonly seed: number;
 }
 
@@ -59,6 +60,7 @@ function buildGraph(spec: GraphBuildSpec, supplier: RandomVectorScorerSupplier, 
     M: spec.m,
     beamWidth: spec.beamWidth,
     seed: spec.seed,
+    minLevel0Connections: spec.minConnections,
     progressEvery: 1000,
     onProgress: (done) => {
       onInserted(done - reported);

@@ -295,6 +295,9 @@ async function buildInto(tmp: string, source: SidecarSource, params: SidecarBuil
     buildGraph,
     m: params.m,
     beamWidth: params.beamWidth,
+    // Lucene's own rule: a sidecar's header names its build parameters (M, beam, seed), and
+    // filled lists (graphBuildPolicy.ts) are not among them yet.
+    minConnections: 0,
     seed: seedOf(source),
     progress: new Int32Array(new SharedArrayBuffer(8)),
   });
