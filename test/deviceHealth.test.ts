@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceReference } from '../src/bench/deviceReference.js';
-import { probeDevice, SLOW_DEVICE_QD1_PAGES_PER_S } from '../src/bench/deviceHealth.js';
+import { probeDevice, probeDeviceUnderLoad, SLOW_DEVICE_QD1_PAGES_PER_S } from '../src/bench/deviceHealth.js';
 import { diagnose } from '../src/bench/loadDiagnosis.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'prescore-device-'));
@@ -41,6 +41,13 @@ describe('device health', () => {
     expect(h.qd1P99Ms).toBeGreaterThanOrEqual(h.qd1P50Ms);
   });
 
+  it('reads batches at a rate, as a load run would ask, and reports what the device delivered', async () => {
+    const d = await probeDeviceUnderLoad(files, 50, 4, 100);
+    expect(d).toMatchObject({ batchesPerS: 50, pagesPerBatch: 4 });
+    expect(d.pagesPerS).toBeGreaterThan(0);
+    expect(d.p99Ms).toBeGreaterThanOrEqual(d.p50Ms);
+  });
+
   it('a load run that failed on a throttled disk says so', () => {
     const counts = { sent: 100, ok: 10, shed: 0, timeout: 90, timeout_client: 90, timeout_server: 0, timeout_deadline: 0, error: 0, errors_by_kind: {}, late: 0 };
     const report = { counts_all: counts, offered_rate: 100, wall_s: 1, client: { late: 0, max_lateness_ms: 0, event_loop_delay_ms: { p99: 1 } } } as unknown as Parameters<typeof diagnose>[0]['report'];
@@ -48,5 +55,9 @@ describe('device health', () => {
     const slow = { qd1PagesPerS: SLOW_DEVICE_QD1_PAGES_PER_S - 1, qd1P50Ms: 1.8, qd1P99Ms: 120, allInFlightPagesPerS: 150 };
     expect(diagnose({ ...facts, device: slow }).join('\n')).toMatch(/the disk is throttled/);
     expect(diagnose({ ...facts, device: { ...slow, qd1PagesPerS: 12_000 } }).join('\n')).not.toMatch(/throttled/);
+    // A disk that passes the short burst but cannot keep up with the run's own demand.
+    const atRate = { batchesPerS: 100, pagesPerBatch: 50, p50Ms: 93, p99Ms: 740, pagesPerS: 310 };
+    expect(diagnose({ ...facts, deviceAtRate: atRate }).join('\n')).toMatch(/310 pages\/s of 5,000 asked.*\n.*the disk alone cannot deliver/);
+    expect(diagnose({ ...facts, deviceAtRate: { ...atRate, pagesPerS: 5000 } }).join('\n')).not.toMatch(/cannot deliver/);
   });
 });

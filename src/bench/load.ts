@@ -35,7 +35,7 @@ import { singleStream } from '../../load/singleStream.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { ColdServer } from './coldServer.js';
 import { diagnose } from './loadDiagnosis.js';
-import { formatDeviceHealth, probeDevice, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth } from './deviceHealth.js';
+import { formatDeviceHealth, probeDevice, probeDeviceUnderLoad, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth, type DeviceUnderLoad } from './deviceHealth.js';
 import { coldQueryPool } from './coldQueryPool.js';
 import { integerFlag } from '../cliFlags.js';
 import { benchDataset, benchIndexVariant, ensureIndex, summarize, table } from './benchData.js';
@@ -77,6 +77,8 @@ const support = memoryCgroupSupport();
 /** The client's timeout; the server is given the same deadline, so it drops a search nobody waits for (504). */
 const TIMEOUT_MS = 2000;
 const PROBE_QUERIES = 50;
+/** How long the device is read at the run's own demand before each run (probeDeviceUnderLoad). */
+const DEVICE_PROBE_MS = 5000;
 
 /**
  * The CPU reference (cpuReference.ts) sampled every 50 ms in a process of its own for the length
@@ -128,9 +130,13 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
   label: string,
   readPath: ReadPath,
   fn: (url: string) => Promise<T>,
-): Promise<T & { readonly server: Record<string, unknown> & { readonly cpuReference: ReturnType<typeof summarize>; readonly probeP50Ms: number | null; readonly device: DeviceHealth } }> {
+): Promise<T & { readonly server: Record<string, unknown> & { readonly cpuReference: ReturnType<typeof summarize>; readonly probeP50Ms: number | null; readonly device: DeviceHealth; readonly deviceAtRate: DeviceUnderLoad } }> {
   const device = probeDevice(vecFiles);
-  process.stderr.write(`bench:load ${label}: device ${formatDeviceHealth(device)}\n`);
+  const deviceAtRate = await probeDeviceUnderLoad(vecFiles, rate, K * OVERSAMPLE, DEVICE_PROBE_MS);
+  process.stderr.write(
+    `bench:load ${label}: device ${formatDeviceHealth(device)}; at ${rate} batches/s of ${K * OVERSAMPLE} pages for ${DEVICE_PROBE_MS / 1000} s: ` +
+      `p50 ${deviceAtRate.p50Ms.toFixed(2)} ms, p99 ${deviceAtRate.p99Ms.toFixed(2)} ms, ${deviceAtRate.pagesPerS.toLocaleString()} pages/s of ${(rate * K * OVERSAMPLE).toLocaleString()} asked\n`,
+  );
   if (device.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S) process.stderr.write(`bench:load ${label}: the disk is throttled now; this run's cold figures will measure the throttle\n`);
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
   const server = await ColdServer.start({ argv, coldFiles: vecFiles, limit: { kind: 'after-open', cacheBytes, anonCeilingBytes }, cgroup: support, name: `prescore-bench-load-${process.pid}` });
@@ -152,11 +158,11 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
     const loadAfter = loadavg()[0]!;
     let diagnosis: string[] = [];
     if (out.report) {
-      diagnosis = diagnose({ report: out.report, probeP50Ms, memory, exit, serverStderr: server.stderrTail(), loadBefore, loadAfter, cores: cpus().length, device });
+      diagnosis = diagnose({ report: out.report, probeP50Ms, memory, exit, serverStderr: server.stderrTail(), loadBefore, loadAfter, cores: cpus().length, device, deviceAtRate });
       if (diagnosis.length) process.stderr.write(`bench:load ${label}: what went wrong\n${diagnosis.map((l) => `  ${l}`).join('\n')}\n`);
       if (out.report.counts_all.ok === 0) answeredNothing = true;
     }
-    return { ...out, server: { probeP50Ms, memory, exit, loadBefore, loadAfter, diagnosis, cpuReference, device } };
+    return { ...out, server: { probeP50Ms, memory, exit, loadBefore, loadAfter, diagnosis, cpuReference, device, deviceAtRate } };
   } finally {
     await server.stop();
   }
@@ -180,15 +186,16 @@ for (const readPath of paths) {
   (json.runs as Record<string, unknown>)[readPath] = { ...report, server };
   const l = report.latency_ms;
   const cpu = server.cpuReference;
-  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, server.probeP50Ms ?? '-', server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2), report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`, server.device.qd1PagesPerS.toLocaleString()]);
+  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, server.probeP50Ms ?? '-', server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2), report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`, server.device.qd1PagesPerS.toLocaleString(), `${server.deviceAtRate.p50Ms.toFixed(2)} / ${server.deviceAtRate.p99Ms.toFixed(2)}`, l.p99 === null ? '-' : (l.p99 / server.deviceAtRate.p99Ms).toFixed(2)]);
 }
 process.stdout.write(
   [
     `bench:load  ${ds.n.toLocaleString()} x ${ds.dim} in segments of ${ds.segmentDocs.toLocaleString()} docs, num_candidates ${numCandidates ?? 'default'}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
-    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50', 'device QD1 pages/s'], rows),
+    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50', 'device QD1 pages/s', 'device at the rate p50 / p99 ms', 'p99 / device p99'], rows),
     `queries: ${queries.count.toLocaleString()} (${queries.source}), none sent twice while its pages could still be cached; recall@10 on the first ${groundTruth.count}`,
     `single stream: ${PROBE_QUERIES} searches one at a time on the cold server before the run (the fp32 files evicted again after them), through the run's own HTTP client`,
     `device QD1: random 4 KiB O_DIRECT reads of the fp32 files one at a time just before the run (deviceHealth.ts; ~12,000/s when the disk is not throttled, under ${SLOW_DEVICE_QD1_PAGES_PER_S.toLocaleString()} it is)`,
+    `device at the rate: ${K * OVERSAMPLE}-page batches of random fp32 pages (what one cold search's rescoring reads), all in flight, at the offered rate for ${DEVICE_PROBE_MS / 1000} s just before the run, latency from each batch's intended start (deviceHealth.ts)`,
     'cpu ref: a fixed ~2 ms wasm job (cpuReference.ts) every 50 ms in a process of its own during the run: the machine\'s own tail for CPU work (p99/p50 1.0 when quiet)',
   ].join('\n') + '\n',
 );

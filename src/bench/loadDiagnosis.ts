@@ -6,7 +6,7 @@
  */
 import type { LoadReport } from '../../load/report.js';
 import type { ServerExit, ServerMemory } from './coldServer.js';
-import { formatDeviceHealth, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth } from './deviceHealth.js';
+import { formatDeviceHealth, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth, type DeviceUnderLoad } from './deviceHealth.js';
 
 export interface RunFacts {
   readonly report: LoadReport;
@@ -22,6 +22,8 @@ export interface RunFacts {
   readonly cores: number;
   /** The disk probed just before the run (deviceHealth.ts), when it was. */
   readonly device?: DeviceHealth;
+  /** The device read at the run's own demand just before it (probeDeviceUnderLoad), when it was. */
+  readonly deviceAtRate?: DeviceUnderLoad;
 }
 
 const MIB = 2 ** 20;
@@ -71,6 +73,12 @@ export function diagnose(f: RunFacts): string[] {
     if (f.device.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S) {
       lines.push(`  -> the disk is throttled (under ${SLOW_DEVICE_QD1_PAGES_PER_S.toLocaleString()} pages/s at depth 1, a tenth of its usual rate): every cold read waits on it; rerun when it recovers`);
     }
+  }
+  const dr = f.deviceAtRate;
+  if (dr) {
+    const asked = dr.batchesPerS * dr.pagesPerBatch;
+    lines.push(`device at the run's demand (${dr.batchesPerS} batches/s of ${dr.pagesPerBatch} pages): ${dr.pagesPerS.toLocaleString()} pages/s of ${asked.toLocaleString()} asked, batch p50 ${dr.p50Ms.toFixed(1)} ms, p99 ${dr.p99Ms.toFixed(1)} ms`);
+    if (dr.pagesPerS < 0.9 * asked) lines.push(`  -> the disk alone cannot deliver this run's cold reads now: no read path can; rerun when it recovers`);
   }
   const cl = r.client;
   if (c.sent > 0 && (c.late / c.sent > 0.05 || cl.event_loop_delay_ms.p99 > 20)) {
