@@ -98,9 +98,10 @@ describe('a generated 12k x 32 index searched on disk', () => {
 
   beforeAll(async () => {
     // Lucene's own code settings (no rotation, Lucene's centroid): the graph the prefetch cases below were written against.
-    // Lucene's build beam (100), not the builder's default: the lookahead expectations below need a
-    // search that reads ahead in vain at least once, which this data's beam-100 graph gives.
-    idx = await buildTestIndex({ n: 12_000, dims: 32, segmentDocs: 6_000, queries: 12, seed: '13', extra: { beamWidth: 100, quantization: { rotation: false, centroid: 'lucene' } } });
+    // Lucene's graph (build beam 100, lists not filled), not the builder's defaults: the lookahead
+    // expectations below need a search that reads ahead in vain at least once, which this data's
+    // Lucene graph gives.
+    idx = await buildTestIndex({ n: 12_000, dims: 32, segmentDocs: 6_000, queries: 12, seed: '13', extra: { beamWidth: 100, minConnections: 0, quantization: { rotation: false, centroid: 'lucene' } } });
     handles = DirectoryReader.open(idx.dir).leaves.map((l) => l.reader.handle);
   }, 300_000);
 
