@@ -240,6 +240,14 @@ describe('filled level-0 lists (minLevel0Connections: the HNSW paper\'s keepPrun
     const lucene = new HnswGraphBuilder(sup, { M: 8 }).build();
     const filled = new HnswGraphBuilder(sup, { M: 8, minLevel0Connections: 4 }).build();
     checkInvariants(filled);
+    // A node's own selection is stored best first, as the overflow pruning expects (the last
+    // node's list is its selection alone: no reverse link is appended after it).
+    const scorer = sup.scorer();
+    const last = filled.size() - 1;
+    scorer.setScoringOrdinal(last);
+    const scores = Array.from(filled.getNeighbors(0, last), (m) => scorer.score(m));
+    expect(scores.length).toBeGreaterThanOrEqual(4);
+    for (let j = 1; j < scores.length; j++) expect(scores[j]!).toBeLessThanOrEqual(scores[j - 1]!);
     // Lucene's rule alone leaves some lists short; filled, none is (the first nodes had fewer candidates).
     expect(degrees(lucene).slice(10).some((d) => d < 4)).toBe(true);
     expect(Math.min(...degrees(filled).slice(10))).toBeGreaterThanOrEqual(4);

@@ -244,20 +244,27 @@ export class HnswGraphBuilder {
   }
 
   /**
-   * Appends the best rejected candidates to the selection until it holds minLevel0Connections
-   * (or the candidates run out), marking them for reverse links like the diverse ones; the
-   * selection stays in descending score order, the diverse ones first. Returns its new size.
+   * Adds the best rejected candidates to the selection until it holds minLevel0Connections (or
+   * the candidates run out), marking them for reverse links like the diverse ones, and lays the
+   * selection out again in candidate order: a stored list is sorted by descending score, which
+   * the overflow pruning (sortList, findWorstNonDiverse) relies on. Returns its new size.
    */
   private fillPruned(cNodes: Int32Array, cScores: Float32Array, count: number, sel: number): number {
     const mask = this.mask;
-    for (let i = count - 1; sel < this.minLevel0Connections && i >= 0; i--) {
+    let want = this.minLevel0Connections - sel;
+    for (let i = count - 1; want > 0 && i >= 0; i--) {
       if (mask[i] === 1) continue;
       mask[i] = 1;
-      this.selNodes[sel] = cNodes[i];
-      this.selScores[sel] = cScores[i];
-      sel++;
+      want--;
     }
-    return sel;
+    let n = 0;
+    for (let i = count - 1; i >= 0; i--) {
+      if (mask[i] !== 1) continue;
+      this.selNodes[n] = cNodes[i];
+      this.selScores[n] = cScores[i];
+      n++;
+    }
+    return n;
   }
 
   /** True when no already-selected neighbour scores >= `score` against candidate c. */

@@ -15,9 +15,12 @@
  * hold after open. The queries never come back while they could still be cached (coldQueryPool.ts:
  * the dataset's queries, then more from the generator's stream; recall is measured on the first
  * ones, which have exact ground truth), and find-max goes on through them from step to step, so
- * the load is as cold as the single stream. Before each run 50 single-stream searches probe the
- * server (then the fp32 files are evicted again). A run that answers fewer than 90% of its requests prints why
- * (loadDiagnosis.ts), and the benchmark exits 1 when a run answered nothing.
+ * the load is as cold as the single stream. Before each run the disk is probed (deviceHealth.ts:
+ * a short burst, then 5 s at the run's own demand, k x oversample random fp32 pages per search at
+ * the offered rate; on a disk with a burst budget this spends some of it, as the run would within
+ * seconds), then 50 single-stream searches probe the server (the fp32 files are evicted again
+ * after them). A run that answers fewer than 90% of its requests prints why (loadDiagnosis.ts),
+ * and the benchmark exits 1 when a run answered nothing.
  */
 import { cpus, loadavg } from 'node:os';
 import { readdirSync, writeFileSync } from 'node:fs';
