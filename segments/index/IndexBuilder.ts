@@ -76,6 +76,10 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   if (options.segmentDocs !== undefined && !(Number.isInteger(options.segmentDocs) && options.segmentDocs >= 1)) {
     throw new RangeError(`--segment-docs must be a positive integer, got ${options.segmentDocs}`);
   }
+  const m = options.m ?? 16;
+  if (options.minConnections !== undefined && !(Number.isInteger(options.minConnections) && options.minConnections >= 0 && options.minConnections <= 2 * m)) {
+    throw new RangeError(`--min-connections must be an integer in [0, 2 x M = ${2 * m}], got ${options.minConnections}`);
+  }
   const fieldName = options.field ?? DEFAULT_FIELD;
   if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
 

@@ -30,7 +30,7 @@ export function coldQueryPool(ds: BenchDataset, cacheBytes: number, vectorsPerQu
   if (count === own.count) return own;
   const info = JSON.parse(readFileSync(join(ds.dir, 'dataset.json'), 'utf8')) as DatasetInfo;
   const data = generateVectors({ seed: info.seed, dim: info.dim, similarity: info.similarity }, 'query', count);
-  const head = new Uint32Array(data.buffer, 0, own.data.length);
+  const head = new Uint32Array(data.buffer, data.byteOffset, own.data.length);
   const ownBits = new Uint32Array(own.data.buffer, own.data.byteOffset, own.data.length);
   for (let i = 0; i < ownBits.length; i++) {
     if (head[i] !== ownBits[i]) {
