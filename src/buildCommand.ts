@@ -121,7 +121,6 @@ export async function buildCommand(argv: string[]): Promise<number> {
   }
 }
 
-
 function parseQuantization(bits: string | undefined, rotation: string | undefined, centroid: string | undefined): QuantizationOptions {
   const out: { bits?: DocBits; rotation?: boolean | bigint; centroid?: CentroidRule } = {};
   if (bits !== undefined) {

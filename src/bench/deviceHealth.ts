@@ -9,6 +9,7 @@
 import { statSync } from 'node:fs';
 import { DeviceReference } from './deviceReference.js';
 import { percentile } from '../../load/percentile.js';
+import { mulberry32 } from '../gen/Rng.js';
 
 export interface DeviceHealth {
   /** Depth 1: pages per second, and the p50 / p99 of one read, ms. */
@@ -24,14 +25,8 @@ export const SLOW_DEVICE_QD1_PAGES_PER_S = 1200;
 
 /** Reads `pages` random pages of `files` at depth 1, then `pages` others all in flight (~0.1 s when healthy). */
 export function probeDevice(files: readonly string[], pages = 256, seed = 1): DeviceHealth {
-  let x = seed >>> 0 || 1;
-  const random = () => {
-    // xorshift32: reproducible picks, so two probes of one run read comparable pages.
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
+  // Reproducible picks, so two probes of one run read comparable pages.
+  const random = mulberry32(seed);
   const device = new DeviceReference();
   try {
     const sizes = files.map((f) => statSync(f).size);

@@ -193,7 +193,7 @@ for (const readPath of paths) {
 }
 process.stdout.write(
   [
-    `bench:load  ${ds.n.toLocaleString()} x ${ds.dim} in segments of ${ds.segmentDocs.toLocaleString()} docs, num_candidates ${numCandidates ?? 'default'}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=10 oversample 5, 32 in flight + 32 queued`,
+    `bench:load  ${ds.n.toLocaleString()} x ${ds.dim} in segments of ${ds.segmentDocs.toLocaleString()} docs, num_candidates ${numCandidates ?? 'default'}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=${K} oversample ${OVERSAMPLE}, 32 in flight + 32 queued`,
     table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50', 'device QD1 pages/s', 'device at the rate p50 / p99 ms', 'p99 / device p99'], rows),
     `queries: ${queries.count.toLocaleString()} (${queries.source}), none sent twice while its pages could still be cached; recall@10 on the first ${groundTruth.count}`,
     `single stream: ${PROBE_QUERIES} searches one at a time on the cold server before the run (the fp32 files evicted again after them), through the run's own HTTP client`,
