@@ -9,6 +9,8 @@ import type { ScoreDoc } from './ScoreDoc.js';
 export class DocAndScoreQuery extends Query {
   readonly docs: Int32Array;
   readonly scores: Float32Array;
+  /** Per doc (in doc order), 1 when its fp32 read was already issued by the first phase; null: none was. */
+  readonly readAhead: Uint8Array | null;
 
   constructor(
     hits: readonly ScoreDoc[],
@@ -18,11 +20,14 @@ export class DocAndScoreQuery extends Query {
      * that searched fp32 vectors): rescoring by the same target can reuse the scores.
      */
     readonly exactTarget: Float32Array | null = null,
+    /** Docs whose fp32 vectors the first phase already prefetched (LeaderReadAhead); null: none. */
+    readAheadDocs: ReadonlySet<number> | null = null,
   ) {
     super();
     const sorted = [...hits].sort((a, b) => a.doc - b.doc);
     this.docs = Int32Array.from(sorted, (h) => h.doc);
     this.scores = Float32Array.from(sorted, (h) => h.score);
+    this.readAhead = readAheadDocs ? Uint8Array.from(sorted, (h) => (readAheadDocs.has(h.doc) ? 1 : 0)) : null;
     for (let i = 1; i < this.docs.length; i++) {
       if (this.docs[i] === this.docs[i - 1]) throw new RangeError(`duplicate doc ${this.docs[i]}`);
     }

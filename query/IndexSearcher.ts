@@ -46,6 +46,8 @@ export interface SearchSettings {
   readonly profile?: boolean | QueryProfiler;
   readonly rescoreThread?: RescoreThread;
   readonly knnThread?: KnnThread;
+  /** Whether the first phase reads its leaders ahead of rescoring (absent: above MIN_READ_AHEAD_CANDIDATES candidates; see LeaderReadAhead). */
+  readonly leaderReadAhead?: boolean;
 }
 
 export interface SearchOutcome {
@@ -149,6 +151,7 @@ export class IndexSearcher implements Searcher {
       profiler,
       rescoreThread: settings.rescoreThread ?? this.rescoreThread,
       knnThread: settings.knnThread ?? this.knnThread,
+      leaderReadAhead: settings.leaderReadAhead,
       startedAt: monotonicMs(),
     };
     const rewritten = await this.rewrite(query, ctx);

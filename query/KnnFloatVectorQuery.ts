@@ -1,5 +1,5 @@
 import { DocAndScoreQuery } from './DocAndScoreQuery.js';
-import { Query, executorIdle, type SearchContext, type Searcher } from './Query.js';
+import { Query, executorIdle, type LeafSlice, type SearchContext, type Searcher } from './Query.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
@@ -9,6 +9,8 @@ import { isUnknownSegments, runOnSegments } from './SegmentRefs.js';
 import { KNN_GRAPH, type GraphIo, type GraphSliceArgs } from './knn/graphSlice.js';
 import { budgetShare, withBudget } from './prefetch/IoBudget.js';
 import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
+import { MIN_READ_AHEAD_CANDIDATES, leaderCount, type LeaderReadAhead } from './prefetch/LeaderReadAhead.js';
+import type { LeafReaderContext } from '../segments/index/IndexReader.js';
 import type { ReadPath } from './ReadPath.js';
 import type { SegmentKnnResult } from '../segments/index/searchSegment.js';
 import type { SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
@@ -125,13 +127,15 @@ export class KnnFloatVectorQuery extends Query {
     const mergeAt = monotonicMs();
     profiler?.phase(KNN_PHASE[placement.where], phaseAt);
     ctx.stats.searchedOn = placement.where;
+    for (const r of sliceResults) if (r.readAhead) ctx.stats.addReadAhead(r.readAhead.counters);
     // Cancellation is checked between phases, never by aborting a running task: piscina would
     // terminate the worker, and with it every segment the worker holds open.
     ctx.signal?.throwIfAborted();
     const merged = this.merge(searcher, ctx, sliceResults);
+    const readAhead = readAheadDocs(searcher, sliceResults);
     profiler?.phase('knn.merge', mergeAt);
     ctx.stats.firstPhaseMs += performance.now() - started;
-    return new DocAndScoreQuery(merged.scoreDocs);
+    return new DocAndScoreQuery(merged.scoreDocs, merged.scoreDocs.length, null, readAhead);
   }
 
   /**
@@ -144,19 +148,23 @@ export class KnnFloatVectorQuery extends Query {
   private async searchSlices(searcher: Searcher, where: FirstPhaseWhere, args: Omit<KnnSliceArgs, 'segments'>, ctx: SearchContext): Promise<KnnSliceResult[]> {
     const slices = searcher.slices;
     const profiler = ctx.profiler ?? null;
+    const readAhead = (leaves: readonly LeafReaderContext[]) => this.readAhead(searcher, ctx, leaves);
     if (where === 'worker') {
-      const all = untaken(await runOnSegments(searcher.executor, KNN_SLICE, slices.flatMap((s) => s.handles), args, { order: ctx.startedAt, hops: profiler?.hops }));
+      const handles = slices.flatMap((s) => s.handles);
+      const task = { ...args, readAhead: readAhead(slices.flatMap((s) => s.leaves)) };
+      const all = untaken(await runOnSegments(searcher.executor, KNN_SLICE, handles, task, { order: ctx.startedAt, hops: profiler?.hops }));
       let at = 0;
-      return slices.map((slice) => {
+      return slices.map((slice, s) => {
         const n = slice.handles.length;
-        const part = { ...all, segments: all.segments.slice(at, at + n), segmentMs: all.segmentMs ? all.segmentMs.subarray(at, at + n) : null };
+        // The one task's read-ahead is counted once, with the first slice.
+        const part = { ...all, segments: all.segments.slice(at, at + n), segmentMs: all.segmentMs ? all.segmentMs.subarray(at, at + n) : null, readAhead: s === 0 ? all.readAhead : null };
         at += n;
         return part;
       });
     }
     const here = where === 'caller' ? slices.length : where === 'caller+executor' ? 1 : 0;
-    const searchHere = async (handles: readonly SegmentHandle[]): Promise<KnnSliceResult> => {
-      const r = await knnSlice({ ...args, segments: { keys: [], handles } });
+    const searchHere = async (slice: LeafSlice): Promise<KnnSliceResult> => {
+      const r = await knnSlice({ ...args, segments: { keys: [], handles: slice.handles }, readAhead: readAhead(slice.leaves) });
       if (isUnknownSegments(r) || isSliceTaken(r)) throw new Error('knn.slice on the calling thread was given its handles and still did not search them');
       return r;
     };
@@ -173,25 +181,42 @@ export class KnnFloatVectorQuery extends Query {
     const cells = here > 0 && posting.length > 0 ? new Int32Array(new SharedArrayBuffer(4 * posting.length)) : null;
     const hops = posting.map((): TaskHop[] => []);
     const posted = posting.map((slice, j) =>
-      runOnSegments(searcher.executor, KNN_SLICE, slice.handles, { ...args, claim: cells && { cells, at: j } }, { order: ctx.startedAt, hops: profiler ? hops[j] : undefined }),
+      runOnSegments(searcher.executor, KNN_SLICE, slice.handles, { ...args, claim: cells && { cells, at: j }, readAhead: readAhead(slice.leaves) }, { order: ctx.startedAt, hops: profiler ? hops[j] : undefined }),
     );
     // Should a slice here throw, or a slice be taken back, the posted tasks' failure is not left
     // unhandled (awaiting one below still throws).
     for (const p of posted) p.catch(() => {});
     // Here: the codes and graphs are in RAM, nothing waits on the disk.
     const results: KnnSliceResult[] = [];
-    for (const slice of slices.slice(0, here)) results.push(await searchHere(slice.handles));
+    for (const slice of slices.slice(0, here)) results.push(await searchHere(slice));
     for (let j = 0; j < posted.length; j++) {
       if (cells !== null && takeBack({ cells, at: j })) {
         ctx.stats.slicesTakenBack++;
         searcher.takenBack.add(posted[j]!);
-        results.push(await searchHere(posting[j]!.handles));
+        results.push(await searchHere(posting[j]!));
       } else {
         results.push(untaken(await posted[j]!));
         profiler?.hops.push(...hops[j]!);
       }
     }
     return results;
+  }
+
+  /**
+   * The leaders' read-ahead for slices over `leaves`, when the search's rescoring will read this
+   * query's hits through the page cache (SearchContext.hitsReadAhead): each segment's share of
+   * the k hits (leaderCount). By default only above MIN_READ_AHEAD_CANDIDATES hits.
+   */
+  private readAhead(searcher: Searcher, ctx: SearchContext, leaves: readonly LeafReaderContext[]): LeaderReadAhead | null {
+    const policy = ctx.hitsReadAhead;
+    if (policy === undefined || ctx.leaderReadAhead === false) return null;
+    if (ctx.leaderReadAhead === undefined && this.k <= MIN_READ_AHEAD_CANDIDATES) return null;
+    return {
+      perSegment: leaderCount(this.k, searcher.reader.leaves.length),
+      policy,
+      policyState: searcher.policyState,
+      policySlots: Int32Array.from(leaves, (l) => l.ord * POLICY_STATE_INTS),
+    };
   }
 
   /**
@@ -265,6 +290,29 @@ export class KnnFloatVectorQuery extends Query {
   toString(): string {
     return `KnnFloatVectorQuery(field=${this.field}, k=${this.k}${this.options.numCandidates ? `, numCandidates=${this.options.numCandidates}` : ''})`;
   }
+}
+
+/**
+ * The global docs whose fp32 reads the slices' read-ahead issued (each segment's first
+ * `leaders[i]` hits), or null when none read ahead. Leaves, their results and the read-ahead
+ * counts all run in slice order (the `worker` path's one task reports every slice's counts with
+ * the first slice).
+ */
+function readAheadDocs(searcher: Searcher, sliceResults: readonly KnnSliceResult[]): Set<number> | null {
+  if (!sliceResults.some((r) => r.readAhead)) return null;
+  const docs = new Set<number>();
+  const leaves = searcher.slices.flatMap((slice) => slice.leaves);
+  const results = sliceResults.flatMap((r) => r.segments);
+  let at = 0;
+  for (const r of sliceResults) {
+    if (!r.readAhead) continue;
+    for (const leaders of r.readAhead.leaders) {
+      const leaf = leaves[at]!;
+      const hits = results[at++]!;
+      for (let j = 0; j < leaders; j++) docs.add(leaf.docBase + hits.docs[j]!);
+    }
+  }
+  return docs;
 }
 
 /** A posted slice's result; only a slice this thread took back is answered SLICE_TAKEN, and those are never awaited. */

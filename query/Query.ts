@@ -24,6 +24,17 @@ export interface SearchContext {
   /** Where the first phase runs (see KnnThread; absent: `executor`). */
   readonly knnThread?: KnnThread;
   /**
+   * Set by a rescoring query for its inner query when the rescoring will read the hits' fp32
+   * vectors through the page cache with this prefetch policy: the first phase then prefetches
+   * each segment's leaders as soon as that segment is searched (LeaderReadAhead).
+   */
+  readonly hitsReadAhead?: PrefetchPolicyName;
+  /**
+   * Whether a first phase asked to (hitsReadAhead) reads its leaders ahead: true always, false
+   * never, absent above MIN_READ_AHEAD_CANDIDATES hits only (LeaderReadAhead).
+   */
+  readonly leaderReadAhead?: boolean;
+  /**
    * When the search started (executor/clock.ts): the order of every executor task it runs
    * (RunOptions.order), so the executor finishes earlier searches first (OrderedTaskQueue).
    */

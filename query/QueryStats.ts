@@ -15,6 +15,11 @@ export interface QueryStats {
   readonly pagesPrefetched: number;
   /** Pages found already resident by a residency check (so no prefetch was needed). */
   readonly pagesResident: number;
+  /**
+   * Pages the first phase prefetched for rescoring as each segment's search ended (its leaders:
+   * LeaderReadAhead); rescoring's own prefetches of the same pages are counted in pagesPrefetched.
+   */
+  readonly pagesReadAhead: number;
   /** libc calls made for I/O or residency (madvise, mincore, pread, io_uring_enter). */
   readonly syscalls: number;
   /** fp32 vectors read before their prefetch was issued (must be 0 on prefetching paths). */

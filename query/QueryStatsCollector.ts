@@ -20,6 +20,7 @@ export class QueryStatsCollector {
   rescoredOn: QueryStats['rescoredOn'] = 'none';
   searchedOn: QueryStats['searchedOn'] = 'none';
   slicesTakenBack = 0;
+  pagesReadAhead = 0;
   /** Per-entry event log when tracing: +(i+1) = prefetch issued for entry i, -(i+1) = entry i scored. */
   trace: number[] | undefined;
   /** Worker threads that issued prefetches for this search. */
@@ -29,6 +30,12 @@ export class QueryStatsCollector {
 
   addIo(counters: RescoreCounters): void {
     addCounters(this.io, counters);
+  }
+
+  /** The first phase's read-ahead of its leaders (LeaderReadAhead): its calls count with the rest, its pages apart. */
+  addReadAhead(counters: RescoreCounters): void {
+    this.pagesReadAhead += counters.pagesPrefetched;
+    this.io.syscalls += counters.syscalls;
   }
 
   addGraphIo(counters: GraphIoCounters): void {
@@ -43,6 +50,7 @@ export class QueryStatsCollector {
       exhaustiveSegments: this.exhaustiveSegments,
       pagesPrefetched: this.io.pagesPrefetched,
       pagesResident: this.io.pagesResident,
+      pagesReadAhead: this.pagesReadAhead,
       syscalls: this.io.syscalls,
       readsBeforePrefetch: this.io.readsBeforePrefetch,
       deferred: this.deferred,

@@ -4,7 +4,7 @@ import { DocAndScoreQuery } from './DocAndScoreQuery.js';
 import { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource, specTargets, type ValuesSpec } from './DoubleValuesSource.js';
 import { HitQueue } from './HitQueue.js';
 import { Query, type SearchContext, type Searcher } from './Query.js';
-import { planRescore, runRescorePlan } from './rescore/Rescorer.js';
+import { hitsReadAhead, planRescore, runRescorePlan } from './rescore/Rescorer.js';
 import { monotonicMs } from './executor/clock.js';
 
 /**
@@ -34,7 +34,9 @@ export class RescoreTopNQuery extends Query {
   }
 
   async rewrite(searcher: Searcher, ctx: SearchContext): Promise<Query> {
-    const inner = await searcher.rewrite(this.query, ctx);
+    // The inner query's hits are this query's reads: the first phase may start them early.
+    const readAhead = specTargets(this.valuesSource.toSpec()).length > 0 ? hitsReadAhead(ctx, this.valuesSource.needsScores()) : undefined;
+    const inner = await searcher.rewrite(this.query, readAhead === undefined ? ctx : { ...ctx, hitsReadAhead: readAhead });
     if (!(inner instanceof DocAndScoreQuery)) throw new Error(`inner query ${inner} did not rewrite to a DocAndScoreQuery`);
     ctx.stats.candidates += inner.size;
     if (inner.size === 0) return DocAndScoreQuery.empty();
@@ -68,7 +70,7 @@ export class RescoreTopNQuery extends Query {
       leafOrds[i] = leaf.ord;
       ords[i] = docToOrd(leaf.reader.handle.vectors, inner.docs[i] - leaf.docBase);
     }
-    const plan = planRescore(searcher, ctx, { leafOrds, ords, firstPhase: needsScores ? inner.scores : null, spec, needsScores });
+    const plan = planRescore(searcher, ctx, { leafOrds, ords, firstPhase: needsScores ? inner.scores : null, spec, needsScores, readAhead: inner.readAhead });
     const runAt = profiler?.phase('rescore.prepare', prepareAt) ?? 0;
     const { scores, hasValue } = await runRescorePlan(searcher, ctx, plan);
     const collectAt = profiler?.phase(plan.onCaller ? 'rescore.onCaller' : 'rescore.executor', runAt) ?? 0;

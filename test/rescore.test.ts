@@ -76,10 +76,12 @@ describe('RescoreTopNQuery', () => {
   });
 
   it('in the parallel path reads no fp32 vector before its prefetch was issued, and spreads issuance over the workers', async () => {
+    // The ring's own issuance: without the first phase's read-ahead, which would leave it little to issue.
     const { stats, trace, prefetchThreads } = await searcher.search(rescoreQuery(query(1), 10, 200), 10, {
       readPath: 'mmap+parallel',
       prefetchPolicy: 'always',
       trace: true,
+      leaderReadAhead: false,
     });
     expect(stats.readsBeforePrefetch).toBe(0);
     expect(stats.pagesPrefetched).toBeGreaterThanOrEqual(200);
@@ -87,8 +89,43 @@ describe('RescoreTopNQuery', () => {
     for (let i = 0; i < 200; i++) expect(position.get(i + 1)!).toBeLessThan(position.get(-(i + 1))!);
     expect(new Set(prefetchThreads).size).toBe(searcher.executor.threads);
     // The single-thread path issues everything from one thread.
-    const single = await searcher.search(rescoreQuery(query(1), 10, 200), 10, { readPath: 'mmap+prefetch', prefetchPolicy: 'always' });
+    const single = await searcher.search(rescoreQuery(query(1), 10, 200), 10, { readPath: 'mmap+prefetch', prefetchPolicy: 'always', leaderReadAhead: false });
     expect(single.prefetchThreads).toHaveLength(1);
+  });
+
+  it('has the first phase read each segment\'s leaders ahead on the prefetching mmap paths: an equal share of the candidates per segment', async () => {
+    // 2400 docs in 5 segments, 200 candidates: the best 40 of each segment's hits.
+    const on = await searcher.search(rescoreQuery(query(4), 10, 200), 10, { readPath: 'mmap+parallel', prefetchPolicy: 'always' });
+    expect(on.stats.pagesReadAhead).toBe(5 * 40);
+    expect(on.stats.readsBeforePrefetch).toBe(0);
+    const single = await searcher.search(rescoreQuery(query(4), 10, 200), 10, { readPath: 'mmap+prefetch', prefetchPolicy: 'always' });
+    expect(single.stats.pagesReadAhead).toBe(5 * 40);
+    const off = await searcher.search(rescoreQuery(query(4), 10, 200), 10, { readPath: 'mmap+parallel', prefetchPolicy: 'always', leaderReadAhead: false });
+    expect(off.stats.pagesReadAhead).toBe(0);
+    expect(on.topDocs.scoreDocs).toEqual(off.topDocs.scoreDocs);
+    // The ring issues only what was not read ahead: the candidates beyond a segment's leaders.
+    expect(off.stats.pagesPrefetched).toBe(200);
+    expect(on.stats.pagesPrefetched).toBeLessThan(200);
+    expect(on.stats.pagesPrefetched + on.stats.pagesReadAhead).toBeGreaterThanOrEqual(200);
+    // Not on the paths that do not prefetch through the page cache: the stock baseline, and pread's own reads.
+    for (const readPath of ['mmap', 'pread'] as const) {
+      expect((await searcher.search(rescoreQuery(query(4), 10, 200), 10, { readPath, prefetchPolicy: 'always' })).stats.pagesReadAhead).toBe(0);
+    }
+  });
+
+  it('reads ahead for a short candidate list only when asked to (its rescoring waits on the disk for less than the read-ahead costs)', async () => {
+    const short = await searcher.search(rescoreQuery(query(4), 10, 50), 10, { readPath: 'mmap+parallel', prefetchPolicy: 'always' });
+    expect(short.stats.pagesReadAhead).toBe(0);
+    const asked = await searcher.search(rescoreQuery(query(4), 10, 50), 10, { readPath: 'mmap+parallel', prefetchPolicy: 'always', leaderReadAhead: true });
+    expect(asked.stats.pagesReadAhead).toBe(5 * 10);
+    expect(asked.topDocs.scoreDocs).toEqual(short.topDocs.scoreDocs);
+  });
+
+  it('reads nothing ahead when the values need first-phase scores (docs are scored in order, as they arrive)', async () => {
+    const q = query(5);
+    const blended = DoubleValuesSource.linearCombination([0.5, DoubleValuesSource.SCORES], [0.5, new FullPrecisionFloatVectorSimilarityValuesSource(q, 'vector')]);
+    const { stats } = await searcher.search(new RescoreTopNQuery(new KnnFloatVectorQuery('vector', q, 80, { numCandidates: 100 }), blended, 10), 10, { readPath: 'mmap+parallel', prefetchPolicy: 'always' });
+    expect(stats.pagesReadAhead).toBe(0);
   });
 
   it('counts a read without prefetch on the stock mmap path (queue depth 1, nothing issued ahead)', async () => {

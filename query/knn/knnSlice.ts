@@ -6,6 +6,8 @@ import { loadSegment } from '../../segments/index/WorkerSegments.js';
 import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import { defineTask } from '../executor/Task.js';
 import { resolveSegments, type SegmentRefs, type UnknownSegments } from '../SegmentRefs.js';
+import { readAheadLeaders, type LeaderReadAhead } from '../prefetch/LeaderReadAhead.js';
+import { newCounters, type RescoreCounters } from '../prefetch/RescoreCounters.js';
 
 export interface KnnSliceArgs {
   /** The slice's segments, in slice order (by key once this worker has their handles). */
@@ -30,6 +32,8 @@ export interface KnnSliceArgs {
    * See KnnFloatVectorQuery.
    */
   readonly claim?: SliceClaim | null;
+  /** Prefetch each searched segment's leaders for the rescoring that follows (LeaderReadAhead); absent: none. */
+  readonly readAhead?: LeaderReadAhead | null;
 }
 
 /** A claim cell's states: set once, by whichever of the worker and the calling thread comes first. */
@@ -62,6 +66,8 @@ export interface KnnSliceResult {
   /** Per segment, milliseconds of its whole search in the worker (when profiled). */
   readonly segmentMs: Float64Array | null;
   readonly threadId: number;
+  /** The leaders' read-ahead (null: none was asked for): its I/O, and per segment how many leaders it handled. */
+  readonly readAhead: { readonly counters: RescoreCounters; readonly leaders: Int32Array } | null;
 }
 
 export const KNN_SLICE = defineTask<KnnSliceArgs, KnnSliceResult | SliceTaken | UnknownSegments>('knn.slice');
@@ -82,12 +88,16 @@ export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult | Sli
   const global = args.global ? new GlobalSimilarityQueue(args.global) : null;
   const segmentMs = args.profile ? new Float64Array(segments.length) : null;
   const options = { k: args.k, ef: args.ef, global, js: args.js, profile: args.profile, strategy: args.strategy };
+  const readAhead = args.readAhead ? { counters: newCounters(), leaders: new Int32Array(segments.length) } : null;
   for (let i = 0; i < segments.length; i++) {
     const at = segmentMs ? performance.now() : 0;
-    out.push(await searchSegment(segments[i]!, args.target, options));
+    const result = await searchSegment(segments[i]!, args.target, options);
+    out.push(result);
     if (segmentMs) segmentMs[i] = performance.now() - at;
+    // After the timing: the read-ahead is I/O issued for the rescoring, not this segment's search.
+    if (readAhead) readAhead.leaders[i] = readAheadLeaders(args.readAhead!, i, segments[i]!, result, readAhead.counters);
   }
-  return { segments: out, segmentMs, threadId };
+  return { segments: out, segmentMs, threadId, readAhead };
 }
 
 /** Executor task `index.load`: opens segments in this worker ahead of the first query, and warms its search code. */

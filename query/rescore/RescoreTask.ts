@@ -24,6 +24,8 @@ export interface RescoreTaskArgs {
   readonly ords: Int32Array;
   /** First-phase scores, present when the values source needs them. */
   readonly firstPhase: Float32Array | null;
+  /** Per entry, 1 when the first phase already issued its read (LeaderReadAhead): the ring issues no prefetch for it. */
+  readonly readAhead: Uint8Array | null;
   readonly spec: ValuesSpec;
   /**
    * `ring`: deferred scoring behind prefetch (an entry is prefetched when it enters the ring and

@@ -17,6 +17,8 @@ export interface RescoreInput {
   readonly firstPhase: Float32Array | null;
   readonly spec: ValuesSpec;
   readonly needsScores: boolean;
+  /** Per candidate, 1 when the first phase already issued its read (LeaderReadAhead); null: none did. */
+  readonly readAhead: Uint8Array | null;
 }
 
 /** What each read path does: how many tasks share the ring, how vectors are read, what is prefetched. */
@@ -38,6 +40,19 @@ const PATHS: Record<ReadPath, PathShape> = {
   // No mmap: positioned reads submitted through io_uring, many in flight per worker.
   pread: { parallel: true, io: 'uring', prefetch: () => 'always', placeable: false },
 };
+
+/**
+ * The prefetch policy with which the first phase should read its hits' leaders ahead of this
+ * rescoring (SearchContext.hitsReadAhead), or undefined: not on paths that read without the
+ * page cache's prefetch (`mmap`, the stock baseline; `pread`, its own reads into buffers), not
+ * when docs are scored in order with their first-phase scores, and not when the search turned it off.
+ */
+export function hitsReadAhead(ctx: SearchContext, needsScores: boolean): PrefetchPolicyName | undefined {
+  if (needsScores) return undefined;
+  const shape = PATHS[ctx.readPath];
+  const policy = shape.prefetch(ctx.prefetchPolicy);
+  return shape.io === 'mmap' && policy !== 'none' ? policy : undefined;
+}
 
 export interface RescorePlan {
   readonly tasks: { readonly args: RescoreTaskArgs; readonly from: number; readonly to: number }[];
@@ -115,6 +130,7 @@ export function planRescore(searcher: Searcher, ctx: SearchContext, input: Resco
         seg,
         ords: input.ords.subarray(from, to),
         firstPhase: input.firstPhase ? input.firstPhase.subarray(from, to) : null,
+        readAhead: input.readAhead ? input.readAhead.subarray(from, to) : null,
         spec: input.spec,
         mode: input.needsScores ? 'inOrder' : 'ring',
         io: shape.io,

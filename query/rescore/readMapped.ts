@@ -13,6 +13,7 @@ export function readMapped(run: RescoreRun): void {
   const { args, counters, prefetched, trace, scorer } = run;
   const n = args.ords.length;
   const files = args.segments.map(mappedVectors);
+  const readAhead = args.readAhead;
   const read = (i: number) => {
     const ord = args.ords[i];
     if (ord < 0) return scorer.noVector(i);
@@ -37,6 +38,11 @@ export function readMapped(run: RescoreRun): void {
       prefetched[i] = 1;
       const ord = args.ords[i];
       if (ord < 0) return false;
+      // Read ahead by the first phase: issued already, so the ring treats it as issued (its distance ramps as for a cold entry).
+      if (readAhead !== null && readAhead[i] === 1) {
+        if (trace) trace.push(i + 1);
+        return true;
+      }
       const s = args.seg[i];
       const size = args.segments[s].vectors.byteSize;
       const issued = policy.prefetch(files[s], ord * size, size, args.policyState, args.policySlots[s], counters);

@@ -231,6 +231,7 @@ class SearchableIndex implements VectorIndex {
       profile: profiler ?? undefined,
       rescoreThread: options.rescoreThread,
       knnThread: options.knnThread,
+      leaderReadAhead: options.leaderReadAhead,
     });
     const hitsAt = profiler ? monotonicMs() : 0;
     const leaves = this.reader.leaves;

@@ -44,6 +44,13 @@ export interface SearchOptions {
   /** Where the first phase runs (default: the index's, `adaptive`). Results are identical on every placement. */
   readonly knnThread?: KnnThread;
   /**
+   * Whether the first phase starts the fp32 reads of each segment's best hits as soon as that
+   * segment is searched, while the others are still searched (the prefetching mmap paths only).
+   * Default: for more than 64 candidates (k x oversample), where rescoring waits on the disk
+   * longer than the read-ahead costs the first phase (LeaderReadAhead.ts). Results are identical.
+   */
+  readonly leaderReadAhead?: boolean;
+  /**
    * How each segment's first phase is searched: `auto` (default: its HNSW graph, or a flat scan of
    * its codes where the scan is cheaper), `hnsw`, or `exhaustive` (every code scored: the recall
    * ceiling of the codes at k x oversample candidates, which bench:recall compares HNSW against).

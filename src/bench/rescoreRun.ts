@@ -32,6 +32,8 @@ const { values } = parseArgs({
     /** Interleave each query's rescoring with a device read of exactly its fp32 pages (see DeviceReference). */
     device: { type: 'boolean' },
     placement: { type: 'string' },
+    /** The searcher's I/O concurrency budget (default DEFAULT_IO_CONCURRENCY). */
+    'io-concurrency': { type: 'string' },
   },
 });
 const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
@@ -43,7 +45,8 @@ const NUM_CANDIDATES = 100;
 const oversample = Number(values.oversample ?? 5);
 const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 200));
 const reader = DirectoryReader.open(ds.indexDir);
-const index = await openReader(reader, { readPath, prefetchPolicy, rescoreThread: values.placement as RescoreThread | undefined });
+const ioConcurrency = values['io-concurrency'] === undefined ? undefined : Number(values['io-concurrency']);
+const index = await openReader(reader, { readPath, prefetchPolicy, ioConcurrency, rescoreThread: values.placement as RescoreThread | undefined });
 const anonAfterOpen = rssAnon();
 
 // The device reference needs each query's rescoring pages before the measured pass: the first
@@ -73,6 +76,7 @@ const run = async () => {
     callerRescores: 0,
     recall: 0,
     prefetched: 0,
+    readAhead: 0,
     resident: 0,
     syscalls: 0,
     readsBeforePrefetch: 0,
@@ -92,6 +96,7 @@ const run = async () => {
     out.firstPhaseMs.push(r.stats.timings.firstPhaseMs);
     out.recall += recallAt(k, r.hits, truth[i]) / vectors.length;
     out.prefetched += r.stats.pagesPrefetched;
+    out.readAhead += r.stats.pagesReadAhead;
     out.resident += r.stats.pagesResident;
     out.syscalls += r.stats.syscalls;
     out.readsBeforePrefetch += r.stats.readsBeforePrefetch;

@@ -28,6 +28,7 @@ export class ServerMetrics {
   readonly visited: Counter;
   readonly pagesPrefetched: Counter;
   readonly pagesResident: Counter;
+  readonly pagesReadAhead: Counter;
   readonly syscalls: Counter;
   readonly readsBeforePrefetch: Counter;
   readonly firstPhaseSeconds: Counter;
@@ -59,6 +60,7 @@ export class ServerMetrics {
     this.visited = r.register(new Counter('prescore_query_visited_total', 'Docs scored by the 1-bit first phase.', byPath));
     this.pagesPrefetched = r.register(new Counter('prescore_query_pages_prefetched_total', 'Pages for which a prefetch was issued.', byPath));
     this.pagesResident = r.register(new Counter('prescore_query_pages_resident_total', 'Pages found already resident by a residency check.', byPath));
+    this.pagesReadAhead = r.register(new Counter('prescore_query_pages_read_ahead_total', 'Pages the first phase prefetched for rescoring (each segment\'s leaders).', byPath));
     this.syscalls = r.register(new Counter('prescore_query_syscalls_total', 'libc I/O and residency calls made by queries.', byPath));
     this.readsBeforePrefetch = r.register(
       new Counter('prescore_query_reads_before_prefetch_total', 'fp32 vectors read before their prefetch was issued.', byPath),
@@ -91,6 +93,7 @@ export class ServerMetrics {
     this.visited.inc(l, nonNegative(stats.visited));
     this.pagesPrefetched.inc(l, nonNegative(stats.pagesPrefetched));
     this.pagesResident.inc(l, nonNegative(stats.pagesResident));
+    this.pagesReadAhead.inc(l, nonNegative(stats.pagesReadAhead));
     this.syscalls.inc(l, nonNegative(stats.syscalls));
     this.readsBeforePrefetch.inc(l, nonNegative(stats.readsBeforePrefetch));
     this.firstPhaseSeconds.inc(l, nonNegative(stats.timings.firstPhaseMs) / 1000);

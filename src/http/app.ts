@@ -346,6 +346,7 @@ function statsJson(result: SearchResult) {
     exhaustive_segments: s.exhaustiveSegments,
     pages_prefetched: s.pagesPrefetched,
     pages_resident: s.pagesResident,
+    pages_read_ahead: s.pagesReadAhead,
     syscalls: s.syscalls,
     reads_before_prefetch: s.readsBeforePrefetch,
     deferred: s.deferred,

@@ -131,6 +131,7 @@ export class FakeIndex implements VectorIndex {
         exhaustiveSegments: 1,
         pagesPrefetched: candidates,
         pagesResident: 1,
+        pagesReadAhead: 0,
         syscalls: 2,
         readsBeforePrefetch: 0,
         rescoredOn: 'executor',
