@@ -8,7 +8,7 @@ import type { QueryProfiler } from './QueryProfiler.js';
 import { isUnknownSegments, runOnSegments } from './SegmentRefs.js';
 import { KNN_GRAPH, type GraphIo, type GraphSliceArgs } from './knn/graphSlice.js';
 import { budgetShare, withBudget } from './prefetch/IoBudget.js';
-import { POLICY_STATE_INTS, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
+import { POLICY_STATE_INTS, believedResident, type PrefetchPolicyName } from './prefetch/PrefetchPolicy.js';
 import { MIN_READ_AHEAD_CANDIDATES, leaderCount, type LeaderReadAhead } from './prefetch/LeaderReadAhead.js';
 import type { LeafReaderContext } from '../segments/index/IndexReader.js';
 import type { ReadPath } from './ReadPath.js';
@@ -211,6 +211,8 @@ export class KnnFloatVectorQuery extends Query {
     const policy = ctx.hitsReadAhead;
     if (policy === undefined || ctx.leaderReadAhead === false) return null;
     if (ctx.leaderReadAhead === undefined && this.k <= MIN_READ_AHEAD_CANDIDATES) return null;
+    // Warm (the adaptive policy's long streak of resident probes on every leaf): nothing to read ahead.
+    if (leaves.every((l) => believedResident(policy, searcher.policyState, l.ord * POLICY_STATE_INTS))) return null;
     return {
       perSegment: leaderCount(this.k, searcher.reader.leaves.length),
       policy,

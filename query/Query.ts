@@ -30,8 +30,9 @@ export interface SearchContext {
    */
   readonly hitsReadAhead?: PrefetchPolicyName;
   /**
-   * Whether a first phase asked to (hitsReadAhead) reads its leaders ahead: true always, false
-   * never, absent above MIN_READ_AHEAD_CANDIDATES hits only (LeaderReadAhead).
+   * Whether a first phase asked to (hitsReadAhead) reads its leaders ahead: true also for short
+   * lists, false never, absent above MIN_READ_AHEAD_CANDIDATES hits only (LeaderReadAhead);
+   * never while the adaptive policy believes every segment resident.
    */
   readonly leaderReadAhead?: boolean;
   /**

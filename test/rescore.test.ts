@@ -121,6 +121,14 @@ describe('RescoreTopNQuery', () => {
     expect(asked.topDocs.scoreDocs).toEqual(short.topDocs.scoreDocs);
   });
 
+  it('reads nothing ahead once the adaptive policy has found every segment resident (warm)', async () => {
+    const warmUp = () => searcher.search(rescoreQuery(query(6), 10, 200), 10, { readPath: 'mmap+parallel', prefetchPolicy: 'adaptive' });
+    for (let i = 0; i < 10; i++) await warmUp();
+    const warm = await warmUp();
+    expect(warm.stats.pagesReadAhead).toBe(0);
+    expect(warm.stats.readsBeforePrefetch).toBe(0);
+  });
+
   it('reads nothing ahead when the values need first-phase scores (docs are scored in order, as they arrive)', async () => {
     const q = query(5);
     const blended = DoubleValuesSource.linearCombination([0.5, DoubleValuesSource.SCORES], [0.5, new FullPrecisionFloatVectorSimilarityValuesSource(q, 'vector')]);
