@@ -17,7 +17,6 @@ import type { SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
 import { monotonicMs } from './executor/clock.js';
 import { round3 } from './QueryStatsCollector.js';
 import type { FirstPhaseWhere } from './knn/KnnThread.js';
-import type { SegmentHandle } from '../segments/index/SegmentHandle.js';
 import type { TaskHop } from './executor/TaskHop.js';
 
 /** The profile's phase for each placement of the first phase. */

@@ -17,7 +17,7 @@ export interface QueryStats {
   readonly pagesResident: number;
   /**
    * Pages the first phase prefetched for rescoring as each segment's search ended (its leaders:
-   * LeaderReadAhead); rescoring's own prefetches of the same pages are counted in pagesPrefetched.
+   * LeaderReadAhead); rescoring does not prefetch them again, and pagesPrefetched counts the rest.
    */
   readonly pagesReadAhead: number;
   /** libc calls made for I/O or residency (madvise, mincore, pread, io_uring_enter). */
