@@ -4,6 +4,7 @@ import type { RunOptions, TaskExecutor } from '../../query/executor/TaskExecutor
 import { WorkerPool } from '../../query/executor/WorkerPool.js';
 import { createReleaseBoard, publishRelease, releaseInThisThread } from '../../segments/index/releaseBoard.js';
 import { distPath } from './packageRoot.js';
+import { PING } from './tasks.js';
 
 export interface ExecutorOptions {
   /** Worker threads; default PRESCORE_THREADS or the machine's available parallelism. */
@@ -65,7 +66,14 @@ export class Executor implements TaskExecutor {
   static async shutdown(): Promise<void> {
     const e = Executor.shared;
     Executor.shared = undefined;
-    if (e) await e.pool.destroy();
+    if (!e) return;
+    // Every worker must have finished loading its modules before it is terminated: a worker torn
+    // down mid-load (a pool shut down right after an open failed, before the second worker had
+    // loaded) aborted the whole process with a V8 fatal error, in require(esm) or in koffi's
+    // library load (test/arenas.test.ts: 3 of 41 runs). One short ping per thread, run
+    // concurrently, lands on every worker and answers only once it has loaded.
+    await Promise.all(Array.from({ length: e.threads }, () => e.pool.run(PING, { sleepMs: 5 }))).catch(() => {});
+    await e.pool.destroy();
   }
 }
 
