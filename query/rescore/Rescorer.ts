@@ -45,7 +45,8 @@ const PATHS: Record<ReadPath, PathShape> = {
  * The prefetch policy with which the first phase should read its hits' leaders ahead of this
  * rescoring (SearchContext.hitsReadAhead), or undefined: not on paths that read without the
  * page cache's prefetch (`mmap`, the stock baseline; `pread`, its own reads into buffers), not
- * when docs are scored in order with their first-phase scores, and not when the search turned it off.
+ * when docs are scored in order with their first-phase scores. Whether the first phase then reads
+ * ahead (the search's setting, the list's length, warm leaves) is its own decision.
  */
 export function hitsReadAhead(ctx: SearchContext, needsScores: boolean): PrefetchPolicyName | undefined {
   if (needsScores) return undefined;
