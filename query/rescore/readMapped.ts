@@ -38,14 +38,10 @@ export function readMapped(run: RescoreRun): void {
       prefetched[i] = 1;
       const ord = args.ords[i];
       if (ord < 0) return false;
-      // Read ahead by the first phase: issued already, so the ring treats it as issued (its distance ramps as for a cold entry).
-      if (readAhead !== null && readAhead[i] === 1) {
-        if (trace) trace.push(i + 1);
-        return true;
-      }
       const s = args.seg[i];
       const size = args.segments[s].vectors.byteSize;
-      const issued = policy.prefetch(files[s], ord * size, size, args.policyState, args.policySlots[s], counters);
+      // Read ahead by the first phase: issued already, so the ring treats it as issued (its distance ramps as for a cold entry).
+      const issued = (readAhead !== null && readAhead[i] === 1) || policy.prefetch(files[s], ord * size, size, args.policyState, args.policySlots[s], counters);
       if (trace) trace.push(i + 1);
       return issued;
     },

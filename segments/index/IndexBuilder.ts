@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_GRAPH_BEAM_WIDTH, defaultMinConnections } from './graphBuildPolicy.js';
+import { DEFAULT_MAX_CONN } from '../hnsw/HnswGraphBuilder.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { assertNoZeroRows, openVectorSource, type VectorFormat, type VectorSource } from '../input/index.js';
 import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';
@@ -76,7 +77,7 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   if (options.segmentDocs !== undefined && !(Number.isInteger(options.segmentDocs) && options.segmentDocs >= 1)) {
     throw new RangeError(`--segment-docs must be a positive integer, got ${options.segmentDocs}`);
   }
-  const m = options.m ?? 16;
+  const m = options.m ?? DEFAULT_MAX_CONN;
   if (options.minConnections !== undefined && !(Number.isInteger(options.minConnections) && options.minConnections >= 0 && options.minConnections <= 2 * m)) {
     throw new RangeError(`--min-connections must be an integer in [0, 2 x M = ${2 * m}], got ${options.minConnections}`);
   }
@@ -163,9 +164,9 @@ async function buildLocked(
       vecPath: seg.writer.dataPath,
       vecOffset: seg.writer.vectorDataOffset,
       buildGraph,
-      m: options.m ?? 16,
+      m: options.m ?? DEFAULT_MAX_CONN,
       beamWidth: options.beamWidth ?? DEFAULT_GRAPH_BEAM_WIDTH,
-      minConnections: options.minConnections ?? defaultMinConnections(options.m ?? 16),
+      minConnections: options.minConnections ?? defaultMinConnections(options.m ?? DEFAULT_MAX_CONN),
       seed: (options.seed ?? 42) + segments.length,
       quantization: options.quantization,
       progress: counters,

@@ -23,6 +23,7 @@ import { READ_PATHS, type ReadPath } from '../api/types.js';
 import { distPath } from '../executor/packageRoot.js';
 import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 import { PREFETCH_POLICIES } from '../../query/prefetch/PrefetchPolicy.js';
+import { MIN_READ_AHEAD_CANDIDATES } from '../../query/prefetch/LeaderReadAhead.js';
 import { MemoryCgroup, memoryCgroupSupport } from './cgroup.js';
 import { benchDataset, ensureIndex, summarize, table } from './benchData.js';
 import { formatDeviceHealth, probeDevice, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth } from './deviceHealth.js';
@@ -184,7 +185,7 @@ for (const c of configs) {
   lines.push('', `cold, k=${c.k}, oversample ${c.oversample} (${c.k * c.oversample} candidates); ${limitNote}`);
   lines.push(
     'device = the same query\'s rescoring pages read with io_uring O_DIRECT, all in flight, one thread, right before/after its search (same run);',
-    'read ahead/q = pages the first phase prefetched for rescoring as each segment finished (LeaderReadAhead; above 64 candidates): those reads overlap the first phase, so rescore/dev then measures only what was left to wait for;',
+    `read ahead/q = pages the first phase prefetched for rescoring as each segment finished (LeaderReadAhead; above ${MIN_READ_AHEAD_CANDIDATES} candidates): those reads overlap the first phase, so rescore/dev then measures only what was left to wait for;`,
     `cpu ref = a fixed ~2 ms wasm job (CpuReference) after every query: its p99/p50 is the machine's own tail for CPU work (1.0 when quiet)`,
   );
   lines.push(

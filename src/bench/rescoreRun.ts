@@ -32,8 +32,6 @@ const { values } = parseArgs({
     /** Interleave each query's rescoring with a device read of exactly its fp32 pages (see DeviceReference). */
     device: { type: 'boolean' },
     placement: { type: 'string' },
-    /** The searcher's I/O concurrency budget (default DEFAULT_IO_CONCURRENCY). */
-    'io-concurrency': { type: 'string' },
   },
 });
 const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024));
@@ -45,8 +43,7 @@ const NUM_CANDIDATES = 100;
 const oversample = Number(values.oversample ?? 5);
 const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 200));
 const reader = DirectoryReader.open(ds.indexDir);
-const ioConcurrency = values['io-concurrency'] === undefined ? undefined : Number(values['io-concurrency']);
-const index = await openReader(reader, { readPath, prefetchPolicy, ioConcurrency, rescoreThread: values.placement as RescoreThread | undefined });
+const index = await openReader(reader, { readPath, prefetchPolicy, rescoreThread: values.placement as RescoreThread | undefined });
 const anonAfterOpen = rssAnon();
 
 // The device reference needs each query's rescoring pages before the measured pass: the first
