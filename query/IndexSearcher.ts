@@ -16,6 +16,7 @@ import { FirstPhasePlacement, type KnnThread } from './knn/KnnThread.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { floatCompare } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
+import { CallerTurns, EVENT_LOOP, type CallerThread } from './CallerThread.js';
 
 export interface IndexSearcherOptions {
   /** Runs the first phase and rescoring (the service passes its process-wide pool). */
@@ -48,6 +49,8 @@ export interface SearchSettings {
   readonly knnThread?: KnnThread;
   /** Whether the first phase reads its leaders ahead of rescoring (absent: above MIN_READ_AHEAD_CANDIDATES candidates; see LeaderReadAhead). */
   readonly leaderReadAhead?: boolean;
+  /** The calling thread as this search shares it (see CallerThread; default EVENT_LOOP: always free). */
+  readonly callerThread?: CallerThread;
 }
 
 export interface SearchOutcome {
@@ -153,6 +156,7 @@ export class IndexSearcher implements Searcher {
       knnThread: settings.knnThread ?? this.knnThread,
       leaderReadAhead: settings.leaderReadAhead,
       startedAt: monotonicMs(),
+      turns: new CallerTurns(settings.callerThread ?? EVENT_LOOP),
     };
     const rewritten = await this.rewrite(query, ctx);
     if (!(rewritten instanceof DocAndScoreQuery)) throw new Error(`${rewritten} did not rewrite to a DocAndScoreQuery`);

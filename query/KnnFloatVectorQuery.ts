@@ -1,5 +1,5 @@
 import { DocAndScoreQuery } from './DocAndScoreQuery.js';
-import { Query, executorIdle, type LeafSlice, type SearchContext, type Searcher } from './Query.js';
+import { Query, callerTurns, executorIdle, type LeafSlice, type SearchContext, type Searcher } from './Query.js';
 import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
@@ -18,6 +18,7 @@ import { monotonicMs } from './executor/clock.js';
 import { round3 } from './QueryStatsCollector.js';
 import type { FirstPhaseWhere } from './knn/KnnThread.js';
 import type { TaskHop } from './executor/TaskHop.js';
+import type { CallerTurns } from './CallerThread.js';
 
 /** The profile's phase for each placement of the first phase. */
 const KNN_PHASE: Record<FirstPhaseWhere, string> = { caller: 'knn.onCaller', executor: 'knn.executor', worker: 'knn.worker', 'caller+executor': 'knn.callerAndExecutor' };
@@ -112,13 +113,17 @@ export class KnnFloatVectorQuery extends Query {
     const js = this.options.graphSearch === 'js';
     const args = { target: this.target, k: this.k, ef, global, js, profile, strategy: this.options.segmentSearch };
     const thread = ctx.knnThread ?? 'executor';
-    const idle = executorIdle(searcher) && (thread !== 'adaptive' || searcher.heldInArenas);
+    const turns = callerTurns(ctx);
+    // Work may land on the calling thread: the event loop first reads (and admits) what has
+    // arrived, so the choice below sees those requests (CallerThread.free).
+    if (thread !== 'executor' && thread !== 'worker') await turns.next();
+    const idle = executorIdle(searcher) && turns.thread.free() && (thread !== 'adaptive' || searcher.heldInArenas);
     const placement = searcher.knnPlacement.choose(thread, idle);
     const phaseAt = monotonicMs();
     let sliceResults: KnnSliceResult[];
     let tookMs = Number.NaN;
     try {
-      sliceResults = await this.searchSlices(searcher, placement.where, args, ctx);
+      sliceResults = await this.searchSlices(searcher, placement.where, args, ctx, turns);
       tookMs = monotonicMs() - phaseAt;
     } finally {
       searcher.knnPlacement.done(placement, tookMs);
@@ -144,7 +149,7 @@ export class KnnFloatVectorQuery extends Query {
    * no worker has started by the time this thread is done; or every segment in one task
    * (`worker`), its result handed back slice by slice.
    */
-  private async searchSlices(searcher: Searcher, where: FirstPhaseWhere, args: Omit<KnnSliceArgs, 'segments'>, ctx: SearchContext): Promise<KnnSliceResult[]> {
+  private async searchSlices(searcher: Searcher, where: FirstPhaseWhere, args: Omit<KnnSliceArgs, 'segments'>, ctx: SearchContext, turns: CallerTurns): Promise<KnnSliceResult[]> {
     const slices = searcher.slices;
     const profiler = ctx.profiler ?? null;
     const readAhead = (leaves: readonly LeafReaderContext[]) => this.readAhead(searcher, ctx, leaves);
@@ -162,8 +167,9 @@ export class KnnFloatVectorQuery extends Query {
       });
     }
     const here = where === 'caller' ? slices.length : where === 'caller+executor' ? 1 : 0;
+    const beforeSegment = () => turns.next();
     const searchHere = async (slice: LeafSlice): Promise<KnnSliceResult> => {
-      const r = await knnSlice({ ...args, segments: { keys: [], handles: slice.handles }, readAhead: readAhead(slice.leaves) });
+      const r = await knnSlice({ ...args, segments: { keys: [], handles: slice.handles }, readAhead: readAhead(slice.leaves) }, beforeSegment);
       if (isUnknownSegments(r) || isSliceTaken(r)) throw new Error('knn.slice on the calling thread was given its handles and still did not search them');
       return r;
     };

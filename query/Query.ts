@@ -8,6 +8,7 @@ import type { IndexReader, LeafReaderContext } from '../segments/index/IndexRead
 import type { TaskExecutor } from './executor/TaskExecutor.js';
 import type { SegmentHandle } from '../segments/index/SegmentHandle.js';
 import type { TakenBackTasks } from './knn/TakenBackTasks.js';
+import { CallerTurns, EVENT_LOOP } from './CallerThread.js';
 
 /** Per-search settings and accumulators, threaded through every rewrite. */
 export interface SearchContext {
@@ -40,6 +41,17 @@ export interface SearchContext {
    * (RunOptions.order), so the executor finishes earlier searches first (OrderedTaskQueue).
    */
   readonly startedAt: number;
+  /**
+   * The search's turns on the calling thread (CallerThread): work placed there turns the event
+   * loop first and every TURN_BUDGET_MS, and adaptive placements use the thread only while it is
+   * free. Absent: the calling thread's own event loop (EVENT_LOOP).
+   */
+  readonly turns?: CallerTurns;
+}
+
+/** The search's turns on the calling thread (SearchContext.turns, or the plain event loop's). */
+export function callerTurns(ctx: SearchContext): CallerTurns {
+  return ctx.turns ?? new CallerTurns(EVENT_LOOP);
 }
 
 /** A group of leaves searched by one executor task (Lucene's IndexSearcher.LeafSlice). */

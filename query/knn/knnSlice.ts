@@ -75,9 +75,11 @@ export const LOAD_SEGMENTS = defineTask<{ readonly segments: readonly SegmentHan
 
 /**
  * Executor task `knn.slice`: the first phase over a slice of segments (Lucene's LeafSlice), each
- * searched through the segment's own kNN entry, in slice order.
+ * searched through the segment's own kNN entry, in slice order. On the calling thread,
+ * `beforeSegment` is its turns (CallerTurns.next): a pending promise before a segment is awaited
+ * first, so the event loop runs between segments.
  */
-export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult | SliceTaken | UnknownSegments> {
+export async function knnSlice(args: KnnSliceArgs, beforeSegment?: () => Promise<void> | null): Promise<KnnSliceResult | SliceTaken | UnknownSegments> {
   // Taken back: answer before resolving, so a retry with handles (after UnknownSegments) does not
   // make this worker keep the handles of an index that may be closing.
   if (args.claim && Atomics.load(args.claim.cells, args.claim.at) === TAKEN_BACK) return SLICE_TAKEN;
@@ -90,6 +92,8 @@ export async function knnSlice(args: KnnSliceArgs): Promise<KnnSliceResult | Sli
   const options = { k: args.k, ef: args.ef, global, js: args.js, profile: args.profile, strategy: args.strategy };
   const readAhead = args.readAhead ? { counters: newCounters(), leaders: new Int32Array(segments.length) } : null;
   for (let i = 0; i < segments.length; i++) {
+    const turn = beforeSegment?.();
+    if (turn) await turn;
     const at = segmentMs ? performance.now() : 0;
     const result = await searchSegment(segments[i]!, args.target, options);
     out.push(result);

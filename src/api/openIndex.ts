@@ -232,6 +232,7 @@ class SearchableIndex implements VectorIndex {
       rescoreThread: options.rescoreThread,
       knnThread: options.knnThread,
       leaderReadAhead: options.leaderReadAhead,
+      callerThread: options.callerThread,
     });
     const hitsAt = profiler ? monotonicMs() : 0;
     const leaves = this.reader.leaves;

@@ -10,6 +10,7 @@ import type { QueryProfiler } from '../../query/QueryProfiler.js';
 import type { RescoreThread } from '../../query/rescore/RescoreThread.js';
 import type { KnnThread } from '../../query/knn/KnnThread.js';
 import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
+import type { CallerThread } from '../../query/CallerThread.js';
 
 export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
 export type { QueryStats } from '../../query/QueryStats.js';
@@ -19,6 +20,7 @@ export { monotonicMs } from '../../query/executor/clock.js';
 export { RESCORE_THREADS, type RescoreThread } from '../../query/rescore/RescoreThread.js';
 export { KNN_THREADS, type KnnThread } from '../../query/knn/KnnThread.js';
 export { SEGMENT_SEARCHES, type SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
+export { EVENT_LOOP, TURN_BUDGET_MS, type CallerThread } from '../../query/CallerThread.js';
 
 export interface SearchOptions {
   /** Hits to return, in [1, 10000]. */
@@ -56,6 +58,14 @@ export interface SearchOptions {
    * ceiling of the codes at k x oversample candidates, which bench:recall compares HNSW against).
    */
   readonly segmentSearch?: SegmentSearch;
+  /**
+   * The calling thread as this search shares it with the rest of the process: work placed there
+   * turns the event loop first and then at least every TURN_BUDGET_MS (between segments), and the
+   * adaptive placements use it only while `free()` says nothing else waits for it. Default
+   * EVENT_LOOP (always free). A server passes one whose `free()` is false while other requests
+   * are held (the HTTP server does), so under load searches go to the executor.
+   */
+  readonly callerThread?: CallerThread;
 }
 
 export interface SearchHit {

@@ -1,4 +1,5 @@
 import { Admission } from './Admission.js';
+import { EVENT_LOOP, type CallerThread } from '../api/types.js';
 import { ServerMetrics } from './ServerMetrics.js';
 import type { ServerOptions } from './options.js';
 
@@ -14,6 +15,12 @@ export class ServerRuntime {
   private openRequests = 0;
   private idleWaiters: (() => void)[] = [];
   private readonly searches = new Set<AbortController>();
+  /**
+   * The event loop as the server's searches share it: free while the search asking is the only
+   * request holding a place (Admission counts them from arrival), so once others wait, adaptive
+   * placements send the work to the executor and this thread keeps reading and admitting.
+   */
+  readonly callerThread: CallerThread = { free: () => this.admission.holding <= 1, turn: EVENT_LOOP.turn };
 
   constructor(
     options: Pick<ServerOptions, 'maxInflight' | 'maxQueue'>,

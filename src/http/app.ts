@@ -4,11 +4,11 @@
  * control (bounded in-flight + bounded FIFO queue, 429 beyond) and run under a deadline whose
  * AbortSignal reaches the engine; a client disconnect aborts them too.
  */
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { QueryProfiler, monotonicMs, type QueryProfile, type SearchResult, type VectorIndex } from '../api/types.js';
-import { QueueFullError, type Release } from './Admission.js';
+import { QueueFullError, type Release, type Ticket } from './Admission.js';
 import { readJsonBody } from './body.js';
 import {
   CLIENT_CLOSED_REQUEST,
@@ -24,7 +24,7 @@ import { ServerRuntime } from './ServerRuntime.js';
 import { IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.js';
 import { SearchValidator, type IndexShape, type SearchRequest } from './validation.js';
 
-type Env = { Variables: { route: string }; Bindings: Partial<HttpBindings> };
+type Env = { Variables: { route: string; ticket: Ticket }; Bindings: Partial<HttpBindings> };
 export type PrescoreApp = Hono<Env>;
 
 interface Completed {
@@ -60,8 +60,37 @@ export function createApp(
     }
   });
 
-  app.post('/v1/search', async (c) => {
-    c.set('route', '/v1/search');
+  /**
+   * A search route's admission: the request takes its place on arrival, before its body is read
+   * (Admission), and gives it up when its handler returns; a request finding every place held is
+   * shed with 429 without its body being read.
+   */
+  const admitted = (route: string): MiddlewareHandler<Env> => async (c, next) => {
+    c.set('route', route);
+    refuseWhenStopped();
+    let ticket: Ticket;
+    try {
+      ticket = rt.admission.admit();
+    } catch (e) {
+      if (!(e instanceof QueueFullError)) throw e;
+      rt.metrics.shed.inc();
+      throw new HttpError(
+        429,
+        'es_rejected_execution_exception',
+        `${e.message}; retry later`,
+        { max_inflight: rt.admission.maxInflight, max_queue: rt.admission.maxQueue },
+        { 'Retry-After': String(rt.admission.retryAfterSeconds()) },
+      );
+    }
+    c.set('ticket', ticket);
+    try {
+      await next();
+    } finally {
+      ticket.leave();
+    }
+  };
+
+  app.post('/v1/search', admitted('/v1/search'), async (c) => {
     const arrivedAt = monotonicMs();
     const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming);
     const parsedAt = monotonicMs();
@@ -77,8 +106,7 @@ export function createApp(
     });
   });
 
-  app.post('/:index/_search', async (c) => {
-    c.set('route', '/:index/_search');
+  app.post('/:index/_search', admitted('/:index/_search'), async (c) => {
     const target = c.req.param('index');
     if (target !== name) throw indexNotFound(target);
     const arrivedAt = monotonicMs();
@@ -163,14 +191,20 @@ export function createApp(
     return c.json(e.body(), e.status as ContentfulStatusCode, e.headers);
   });
 
-  /** Admission, deadline and cancellation around one engine search. */
-  async function search(c: Context<Env>, req: SearchRequest, profiler: QueryProfiler | undefined): Promise<Completed> {
-    // While draining, a request that reached the app is still answered in full (shutdown drops
-    // nothing that was received); the drain deadline bounds how long that may take. Only once
-    // the server has stopped (the index may be closed) is a search refused.
+  /**
+   * While draining, a request that reached the app is still answered in full (shutdown drops
+   * nothing that was received); the drain deadline bounds how long that may take. Only once the
+   * server has stopped (the index may be closed) is a search refused.
+   */
+  function refuseWhenStopped(): void {
     if (rt.stopped) {
       throw new HttpError(503, 'shutting_down', 'server has shut down; retry on another instance', {}, { 'Retry-After': '1' });
     }
+  }
+
+  /** The execution slot, deadline and cancellation around one engine search. */
+  async function search(c: Context<Env>, req: SearchRequest, profiler: QueryProfiler | undefined): Promise<Completed> {
+    refuseWhenStopped();
     const t0 = performance.now();
     const admissionAt = profiler ? monotonicMs() : 0;
     const timeoutMs = req.timeoutMs ?? opts.defaultTimeoutMs;
@@ -183,20 +217,7 @@ export function createApp(
     const untrack = rt.track(controller);
     let stage: 'queue' | 'engine' = 'queue';
     try {
-      let release: Release;
-      try {
-        release = await rt.admission.acquire(controller.signal);
-      } catch (e) {
-        if (!(e instanceof QueueFullError)) throw e;
-        rt.metrics.shed.inc();
-        throw new HttpError(
-          429,
-          'es_rejected_execution_exception',
-          `${e.message}; retry later`,
-          { max_inflight: rt.admission.maxInflight, max_queue: rt.admission.maxQueue },
-          { 'Retry-After': String(rt.admission.retryAfterSeconds()) },
-        );
-      }
+      const release: Release = await c.get('ticket').run(controller.signal);
       const queueMs = performance.now() - t0;
       rt.metrics.queueWait.observe({}, queueMs / 1000);
       if (profiler) profiler.phase('http.admission', admissionAt);
@@ -212,6 +233,7 @@ export function createApp(
         readPath: req.readPath ?? opts.readPath,
         signal: controller.signal,
         profile: profiler,
+        callerThread: rt.callerThread,
       });
       // The slot is held until the engine settles, even when the deadline answers first: an
       // engine slow to honour its signal must not push real concurrency past maxInflight.
