@@ -1,10 +1,14 @@
 import type { IndexMemory, QueryStats } from '../api/types.js';
-import { Counter, Gauge, Histogram, Registry } from './metrics.js';
+import { Counter, CounterReading, DistributionHistogram, Gauge, Histogram, Registry } from './metrics.js';
+import { EventLoopDelay } from './EventLoopDelay.js';
 
 /** Latency buckets in seconds: sub-millisecond warm hits up to cold multi-second tails. */
 export const LATENCY_BUCKETS_SECONDS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ] as const;
+
+/** Event-loop delay buckets in seconds: an idle loop's ~0 up to the multi-second stalls of a blocked one. */
+export const EVENT_LOOP_DELAY_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
 
 export interface LoadGauges {
   inflight(): number;
@@ -34,10 +38,24 @@ export class ServerMetrics {
   readonly firstPhaseSeconds: Counter;
   readonly rescoreSeconds: Counter;
   readonly engineSeconds: Counter;
+  /** The server thread's event-loop delay since these metrics started. */
+  readonly eventLoopDelay = new EventLoopDelay();
   private memory: IndexMemory | null = null;
 
   constructor(load: LoadGauges) {
     const r = this.registry;
+    r.register(
+      new DistributionHistogram(
+        'prescore_event_loop_delay_seconds',
+        'How late the server thread\'s event loop ran a timer (Node\'s monitorEventLoopDelay, 10 ms resolution taken off): how long a request that just arrived may wait to be read.',
+        EVENT_LOOP_DELAY_BUCKETS_SECONDS,
+        () => this.eventLoopDelay,
+      ),
+    );
+    // The whole process (every thread: the server's and the executor's workers), as Prometheus' client libraries name it.
+    r.register(new CounterReading('process_cpu_seconds_total', 'User and system CPU time of the process (all threads), in seconds.', () => cpuSeconds('all')));
+    r.register(new CounterReading('process_cpu_user_seconds_total', 'User CPU time of the process (all threads), in seconds.', () => cpuSeconds('user')));
+    r.register(new CounterReading('process_cpu_system_seconds_total', 'System CPU time of the process (all threads), in seconds.', () => cpuSeconds('system')));
     this.requests = r.register(
       new Counter('prescore_http_requests_total', 'HTTP requests by route pattern, method and status code.', ['route', 'method', 'status']),
     );
@@ -104,6 +122,16 @@ export class ServerMetrics {
   render(): string {
     return this.registry.render();
   }
+
+  /** Stops the event-loop monitor (these metrics are replaced or the server has stopped). */
+  stop(): void {
+    this.eventLoopDelay.stop();
+  }
+}
+
+function cpuSeconds(which: 'all' | 'user' | 'system'): number {
+  const { user, system } = process.cpuUsage();
+  return (which === 'user' ? user : which === 'system' ? system : user + system) / 1e6;
 }
 
 /** Engine stats are trusted but a bad value must not throw inside the response path. */

@@ -37,6 +37,7 @@ export class ServerRuntime {
 
   /** Starts every metric from zero (after the server's warm-up requests, which no client sent). */
   resetMetrics(): void {
+    this.currentMetrics.stop();
     this.currentMetrics = this.newMetrics();
   }
 

@@ -78,6 +78,41 @@ export class Gauge extends Family {
   }
 }
 
+/** A counter kept elsewhere and read at scrape time (the process's CPU time). */
+export class CounterReading extends Family {
+  readonly type = 'counter';
+  constructor(name: string, help: string, private readonly read: () => number) {
+    super(name, help, []);
+  }
+
+  samples(): string[] {
+    return [`${this.name} ${formatValue(this.read())}`];
+  }
+}
+
+/** A distribution kept elsewhere (Node's event-loop delay monitor), rendered by a DistributionHistogram. */
+export interface Distribution {
+  readonly count: number;
+  readonly sum: number;
+  /** How many samples are at most `value`. */
+  countAtMost(value: number): number;
+}
+
+/** A histogram read at scrape time from a Distribution, in fixed buckets (cumulative, as the format wants). */
+export class DistributionHistogram extends Family {
+  readonly type = 'histogram';
+  constructor(name: string, help: string, readonly buckets: readonly number[], private readonly read: () => Distribution) {
+    super(name, help, []);
+  }
+
+  samples(): string[] {
+    const d = this.read();
+    const out = this.buckets.map((b) => `${this.name}_bucket{le="${formatValue(b)}"} ${Math.min(d.count, d.countAtMost(b))}`);
+    out.push(`${this.name}_bucket{le="+Inf"} ${d.count}`, `${this.name}_sum ${formatValue(d.sum)}`, `${this.name}_count ${d.count}`);
+    return out;
+  }
+}
+
 export class Histogram extends Family {
   readonly type = 'histogram';
   private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
