@@ -230,6 +230,42 @@ describe('validation', () => {
     expect(JSON.stringify(err).length).toBeLessThan(8_000);
   });
 
+  it('takes the vector as base64 float32: little-endian on /v1/search, big-endian (as Elasticsearch) on /:index/_search', async () => {
+    const h = await start();
+    const vector = Float32Array.from(good(h.fake));
+    const bytes = (littleEndian: boolean) => {
+      const view = new DataView(new ArrayBuffer(4 * vector.length));
+      vector.forEach((x, i) => view.setFloat32(4 * i, x, littleEndian));
+      return Buffer.from(view.buffer).toString('base64');
+    };
+    const asArray = await json(await h.post('/v1/search', { vector: [...vector], k: 5 }));
+    const native = await h.post('/v1/search', { vector: bytes(true), k: 5 });
+    expect(native.status).toBe(200);
+    expect((await json(native)).hits).toEqual(asArray.hits);
+    const es = await h.post('/vectors/_search', { knn: { field: 'embedding', query_vector: bytes(false), k: 5 } });
+    expect(es.status).toBe(200);
+    expect((await json(es)).hits.hits.map((x: any) => x._id)).toEqual(ids(asArray.hits));
+  });
+
+  it('rejects a base64 vector of the wrong length, outside the alphabet, or holding NaN, naming the path', async () => {
+    const h = await start();
+    const nan = new Float32Array(dims).fill(0.5);
+    nan[4] = Number.NaN;
+    const cases: [string, string, RegExp][] = [
+      [Buffer.from(new Float32Array(3).buffer).toString('base64'), 'vector', /1536 bytes.*holds 12 bytes/],
+      ['not base64!', 'vector', /not base64/],
+      [Buffer.from(nan.buffer).toString('base64'), 'vector[4]', /finite float32, got NaN/],
+    ];
+    for (const [vector, path, reason] of cases) {
+      const res = await h.post('/v1/search', { vector, k: 5 });
+      expect(res.status).toBe(400);
+      const err = (await json(res)).error;
+      expect(err.path).toBe(path);
+      expect(err.issues[0].reason).toMatch(reason);
+    }
+    expect(h.fake.started).toBe(0);
+  });
+
   const esCases: [string, (v: number[]) => unknown, string][] = [
     ['k = 0', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 0 } }), 'knn.k'],
     ['k = 10001', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 10001 } }), 'knn.k'],

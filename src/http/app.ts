@@ -10,6 +10,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { QueryProfiler, monotonicMs, type QueryProfile, type SearchResult, type VectorIndex } from '../api/types.js';
 import { QueueFullError, type Release, type Ticket } from './Admission.js';
 import { readJsonBody } from './body.js';
+import type { VectorPath } from './vectorJson.js';
 import {
   CLIENT_CLOSED_REQUEST,
   ClientClosedError,
@@ -92,7 +93,7 @@ export function createApp(
 
   app.post('/v1/search', admitted('/v1/search'), async (c) => {
     const arrivedAt = monotonicMs();
-    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming);
+    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming, { path: NATIVE_VECTOR, dims: index.dims });
     const parsedAt = monotonicMs();
     const parsed = (await validator()).nativeSearch(body);
     if (!parsed.ok) throw parsed.error;
@@ -110,7 +111,7 @@ export function createApp(
     const target = c.req.param('index');
     if (target !== name) throw indexNotFound(target);
     const arrivedAt = monotonicMs();
-    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming);
+    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming, { path: ES_VECTOR, dims: index.dims });
     const parsedAt = monotonicMs();
     const parsed = (await validator()).esSearch(body);
     if (!parsed.ok) throw parsed.error;
@@ -275,6 +276,10 @@ export function createApp(
 
   return app;
 }
+
+/** Where each request shape holds its query vector. */
+const NATIVE_VECTOR: VectorPath = ['vector'];
+const ES_VECTOR: VectorPath = ['knn', 'query_vector'];
 
 /** Every route: its path pattern, its name in metrics and errors, and the methods it answers (HEAD with GET). */
 const ROUTES: readonly (readonly [string, string, readonly string[]])[] = [

@@ -1,5 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { CLIENT_CLOSED_REQUEST, HttpError } from './errors.js';
+import { findVector, placeVector, type VectorPath } from './vectorJson.js';
+
+/** Where a search body's query vector is, and its length: read straight into a Float32Array (vectorJson.ts). */
+export interface BodyVector {
+  readonly path: VectorPath;
+  readonly dims: number;
+}
 
 /**
  * Reads a request body as JSON with a byte cap.
@@ -9,7 +16,7 @@ import { CLIENT_CLOSED_REQUEST, HttpError } from './errors.js';
  * `-H` should not need ceremony). Anything else, notably curl's default
  * `application/x-www-form-urlencoded` for `-d`, is 415: guessing would hide a client bug.
  */
-export async function readJsonBody(request: Request, maxBytes: number, incoming?: IncomingMessage): Promise<unknown> {
+export async function readJsonBody(request: Request, maxBytes: number, incoming?: IncomingMessage, vector?: BodyVector): Promise<unknown> {
   const contentType = request.headers.get('content-type');
   if (contentType !== null && !isJson(contentType)) {
     throw new HttpError(415, 'unsupported_media_type', `Content-Type [${contentType}] is not supported; send application/json`);
@@ -20,13 +27,43 @@ export async function readJsonBody(request: Request, maxBytes: number, incoming?
 
   const bytes = incoming ? await readIncoming(incoming, maxBytes) : await readCapped(request, maxBytes);
   if (bytes.byteLength === 0) throw new HttpError(400, 'parse_error', 'request body is required');
+  return parseJsonBody(bytes, vector);
+}
 
-  let text: string;
+/**
+ * A body's JSON; with `vector`, the array at its path read straight into a Float32Array when it
+ * is one of `vector.dims` float32 numbers (vectorJson.ts), else left as JSON.parse gives it.
+ * Throws a 400 HttpError for bad UTF-8 or bad JSON.
+ */
+export function parseJsonBody(bytes: Uint8Array, vector?: BodyVector): unknown {
+  const found = vector ? findVector(bytes, vector.path, vector.dims) : null;
+  if (found === null) return parseJson(decodeUtf8(bytes));
+  let rest: unknown;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    // The vector's bytes are ASCII, so the parts around them are valid UTF-8 exactly when the body is.
+    rest = JSON.parse(`${decodeUtf8(bytes.subarray(0, found.start), utf8Part)}0${decodeUtf8(bytes.subarray(found.end), utf8Part)}`);
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    // Not valid JSON: the whole body's parse says where.
+    return parseJson(decodeUtf8(bytes));
+  }
+  placeVector(rest, vector!.path, found.vector);
+  return rest;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** For the parts around a vector: a byte-order mark there is a character (which JSON.parse refuses), not one to drop. */
+const utf8Part = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function decodeUtf8(bytes: Uint8Array, decoder = utf8): string {
+  try {
+    return decoder.decode(bytes);
   } catch {
     throw new HttpError(400, 'parse_error', 'request body is not valid UTF-8');
   }
+}
+
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
