@@ -10,6 +10,8 @@ export interface SearchParams {
   readonly numCandidates?: number;
   readonly readPath?: string;
   readonly serverTimeoutMs?: number;
+  /** Ask for the server's per-phase profile (`profile: true`). */
+  readonly profile?: boolean;
 }
 
 export class BodyCache {
@@ -28,6 +30,7 @@ export class BodyCache {
     if (params.numCandidates !== undefined) rest.num_candidates = params.numCandidates;
     if (params.readPath !== undefined) rest.read_path = params.readPath;
     if (params.serverTimeoutMs !== undefined) rest.timeout_ms = params.serverTimeoutMs;
+    if (params.profile === true) rest.profile = true;
     this.suffix = ',' + JSON.stringify(rest).slice(1);
   }
 

@@ -12,3 +12,4 @@ export { realClock, type Clock, type ClockTimer } from './clock.js';
 export { HttpTransport, classifyStatus, type Transport, type TransportFactory, type Outcome, type OutcomeKind } from './transport.js';
 export { percentile } from './percentile.js';
 export { singleStream, type SingleStream } from './singleStream.js';
+export { runClosedLoop, type ClosedLoopOptions, type ClosedLoopReport } from './closedLoop.js';

@@ -12,8 +12,8 @@ export function indexOpener(
   return (dir, req) => {
     if (req.format === 'lucene') {
       if (!openLucene) throw new Error('serving Lucene directories is not available in this build');
-      return openLucene(dir, { name: req.name, readPath: req.readPath, field: req.field, sidecarDir: req.sidecarDir, firstPhase: req.firstPhase });
+      return openLucene(dir, { name: req.name, readPath: req.readPath, field: req.field, sidecarDir: req.sidecarDir, firstPhase: req.firstPhase, knnThread: req.knnThread, rescoreThread: req.rescoreThread });
     }
-    return openPrescore(dir, { name: req.name, readPath: req.readPath, firstPhase: req.firstPhase });
+    return openPrescore(dir, { name: req.name, readPath: req.readPath, firstPhase: req.firstPhase, knnThread: req.knnThread, rescoreThread: req.rescoreThread });
   };
 }

@@ -46,10 +46,11 @@ describe('first-phase placement (KnnThread)', () => {
     }
   });
 
-  it('adaptive runs each search as one task on a worker whenever other searches are in flight, so concurrent searches spread over the workers', async () => {
+  it('adaptive gives concurrent searches the hits each gets alone, wherever they ran', async () => {
+    const alone: Awaited<ReturnType<typeof index.search>>[] = [];
+    for (let i = 0; i < 8; i++) alone.push(await index.search(query(i), { k: 10, knnThread: 'caller' }));
     const concurrent = await Promise.all(Array.from({ length: 8 }, (_, i) => index.search(query(i), { k: 10 })));
-    // The first search found the executor idle; every later one started while others were in flight.
-    expect(concurrent.slice(1).map((r) => r.stats.searchedOn)).toEqual(Array(7).fill('worker'));
+    concurrent.forEach((r, i) => expect(r.hits).toEqual(alone[i]!.hits));
   });
 });
 
@@ -236,14 +237,21 @@ describe('FirstPhasePlacement', () => {
     expect(runs(p, 31, callerFaster)).toEqual(Array(31).fill(true));
   });
 
-  it('lets one search at a time onto the calling thread, and none while the executor is busy; such searches are not measured', () => {
+  it('lets one search at a time onto the calling thread, busy or not; busy ones are not measured, and a bare reader stays off it', () => {
     const p = new FirstPhasePlacement();
     const first = p.choose('adaptive', true);
     expect(first).toEqual({ where: 'caller', sample: 'trial' });
     // A second search starting before the first one finished: the caller is taken.
     expect(p.choose('adaptive', true)).toEqual({ where: 'worker', sample: 'none' });
-    p.done(first, 0.3);
     expect(p.choose('adaptive', false)).toEqual({ where: 'worker', sample: 'none' });
+    p.done(first, 0.3);
+    // The executor busy or other requests waiting: the calling thread still takes one (in turns), unmeasured.
+    const busy = p.choose('adaptive', false);
+    expect(busy).toEqual({ where: 'caller', sample: 'none' });
+    expect(p.choose('adaptive', false)).toEqual({ where: 'worker', sample: 'none' });
+    p.done(busy, 0.3);
+    expect(p.choose('adaptive', false, false)).toEqual({ where: 'worker', sample: 'none' });
+    expect(p.choose('adaptive', true, false)).toEqual({ where: 'worker', sample: 'none' });
     expect(p.choose('executor', true)).toEqual({ where: 'executor', sample: 'none' });
     expect(p.choose('caller', false)).toEqual({ where: 'caller', sample: 'none' });
     expect(p.choose('caller+executor', false)).toEqual({ where: 'caller+executor', sample: 'none' });

@@ -9,14 +9,22 @@
  *   per slice (queue wait + clone + wake-up + return: ~0.3 ms on an idle 2-core VM, several ms
  *   when other processes compete for the cores). Measured side by side (200k x 768, 2 segments,
  *   2 workers, load average 8.5): first phase p50 1.18 ms on the caller vs 7.97 ms on the
- *   executor. With other searches in flight the whole first phase is one task (`worker`), so
- *   concurrent searches spread over the workers one search per worker and the event loop stays
- *   free: parallelism across searches then, not within one, with one hop per search instead of
- *   one per slice. Closed loop, warm 1M x 1024 (8 segments), 2 workers, 4 and 8 searches in
- *   flight, the two alternating in 3 s windows (8 each): 510 / 510 searches/s against 487 / 475
- *   with one task per slice, p99 24.8 / 42.0 ms against 39.3 / 67.7, p50 7.31 / 14.9 against
- *   6.35 / 12.6 (a first probe of the same: 507 / 500 against 480 / 481, more in 6 of 8 window
- *   pairs each time).
+ *   executor. With other searches in flight (or other requests waiting for the calling thread,
+ *   CallerThread.free), nothing is measured: the calling thread takes the search when no other
+ *   first phase holds it, in turns (CallerThread: a turn before it starts and every TURN_BUDGET_MS
+ *   between segments, so the event loop keeps reading, admitting and answering), and the whole
+ *   first phase of a search that finds it taken is one task (`worker`), so concurrent searches
+ *   spread over the workers: parallelism across searches, not within one, with one hop per search
+ *   at most. Why the caller too: a hop costs CPU on both threads (clone, wake-up, return), and
+ *   under load that is most of what a search costs beyond its own work. Closed loop over HTTP,
+ *   warm, the two servers side by side in alternating 3 s windows (4 each): 200k x 768 (2
+ *   segments), server CPU per answered search 3.20 ms against 3.57 with every busy search on a
+ *   worker at 4 clients, 2.29 against 2.63 at 16, answered/s within the windows' noise (271-296
+ *   against 252-310); 1M x 1024 (8 segments, where a caller's first phase turns between its
+ *   segments and the next search finds the caller taken) 7.71 against 7.40 ms and 6.14 against
+ *   6.23. Measured before that (the worker against one task per slice): closed loop, warm 1M x
+ *   1024, 4 and 8 searches in flight, 510 / 510 searches/s against 487 / 475 with one task per
+ *   slice, p99 24.8 / 42.0 ms against 39.3 / 67.7.
  * - `executor`: always one task per slice on the executor, the caller only waits.
  * - `worker`: always one task over every segment.
  * - `caller`: always on the calling thread (comparison and tests).
@@ -161,9 +169,14 @@ export class FirstPhasePlacement {
   private untilExplore = EXPLORE_EVERY;
   private onCallerNow = 0;
 
-  /** Where the next search's first phase runs; pair with done(). */
-  choose(thread: KnnThread, executorIdle: boolean): PlacementChoice {
-    const choice = this.pick(thread, executorIdle && this.onCallerNow === 0);
+  /**
+   * Where the next search's first phase runs; pair with done(). `executorIdle`: no executor task
+   * pending and nothing else waiting for the calling thread (CallerThread.free); `callerAllowed`:
+   * the adaptive choice may use the calling thread at all (not for a reader whose segments are not
+   * held in the process's arenas: the caller would load its own copy).
+   */
+  choose(thread: KnnThread, executorIdle: boolean, callerAllowed = true): PlacementChoice {
+    const choice = this.pick(thread, executorIdle && this.onCallerNow === 0, callerAllowed && this.onCallerNow === 0);
     if (choice.where === 'caller') this.onCallerNow++;
     return choice;
   }
@@ -203,9 +216,12 @@ export class FirstPhasePlacement {
     this.sinceTrial = 0;
   }
 
-  private pick(thread: KnnThread, idle: boolean): PlacementChoice {
+  private pick(thread: KnnThread, idle: boolean, callerFree: boolean): PlacementChoice {
     if (thread !== 'adaptive') return { where: thread, sample: 'none' };
-    if (!idle) return { where: 'worker', sample: 'none' };
+    if (!callerFree) return { where: 'worker', sample: 'none' };
+    // Busy (other searches in flight or held): the calling thread takes this one, in turns
+    // (CallerThread), and the workers the searches that find it taken. Not measured.
+    if (!idle) return { where: 'caller', sample: 'none' };
     // Measured only on an idle executor, where the calling thread also searches a slice.
     if (this.trial) return { where: this.trial.next(), sample: 'trial' };
     this.sinceTrial++;

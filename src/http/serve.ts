@@ -5,7 +5,7 @@
  */
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_OVERSAMPLE, READ_PATHS, type ReadPath, type VectorIndex } from '../api/types.js';
+import { DEFAULT_OVERSAMPLE, KNN_THREADS, READ_PATHS, RESCORE_THREADS, type KnnThread, type ReadPath, type RescoreThread, type VectorIndex } from '../api/types.js';
 import { DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from './options.js';
 import { WarmUpError } from './warmUp.js';
@@ -26,6 +26,10 @@ export interface OpenIndexRequest {
   readonly sidecarDir: string | undefined;
   /** `--first-phase`: 'codes' (1-bit codes in RAM, a sidecar for Lucene) or 'graph' (the graph and fp32 vectors on disk). */
   readonly firstPhase?: FirstPhaseMode;
+  /** `--knn-thread`: where the first phase runs (default the engine's, adaptive). */
+  readonly knnThread?: KnnThread;
+  /** `--rescore-thread`: where rescoring runs (default the engine's, adaptive). */
+  readonly rescoreThread?: RescoreThread;
 }
 
 export const FIRST_PHASE_MODES = ['codes', 'graph'] as const;
@@ -66,6 +70,18 @@ export const SERVE_SETTINGS = {
     env: 'PRESCORE_FIRST_PHASE',
     arg: 'MODE',
     help: 'codes: 1-bit codes in RAM (a sidecar for Lucene); graph: search the HNSW graph and fp32 vectors in place on disk (default codes)',
+  },
+  knnThread: {
+    flag: 'knn-thread',
+    env: 'PRESCORE_KNN_THREAD',
+    arg: 'WHERE',
+    help: `where the first phase runs: ${KNN_THREADS.join(' | ')} (default adaptive: the server's thread while no other request is held, else the workers)`,
+  },
+  rescoreThread: {
+    flag: 'rescore-thread',
+    env: 'PRESCORE_RESCORE_THREAD',
+    arg: 'WHERE',
+    help: `where fp32 rescoring runs: ${RESCORE_THREADS.join(' | ')} (default adaptive)`,
   },
   name: { flag: 'name', env: 'PRESCORE_NAME', arg: 'NAME', help: "index name for /:index/_search (default: the directory's name, or its parent's when it is called `index`)" },
   host: { flag: 'host', env: 'PRESCORE_HOST', arg: 'HOST', help: `address to bind (default ${DEFAULT_SERVER_OPTIONS.host})` },
@@ -162,6 +178,14 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   if (firstPhase !== undefined && !(FIRST_PHASE_MODES as readonly string[]).includes(firstPhase)) {
     throw new UsageError(`${where('firstPhase')} must be one of ${FIRST_PHASE_MODES.join(', ')}, got ${JSON.stringify(firstPhase)}`);
   }
+  const knnThread = get('knnThread');
+  if (knnThread !== undefined && !(KNN_THREADS as readonly string[]).includes(knnThread)) {
+    throw new UsageError(`${where('knnThread')} must be one of ${KNN_THREADS.join(', ')}, got ${JSON.stringify(knnThread)}`);
+  }
+  const rescoreThread = get('rescoreThread');
+  if (rescoreThread !== undefined && !(RESCORE_THREADS as readonly string[]).includes(rescoreThread)) {
+    throw new UsageError(`${where('rescoreThread')} must be one of ${RESCORE_THREADS.join(', ')}, got ${JSON.stringify(rescoreThread)}`);
+  }
   const name = get('name') ?? defaultIndexName(dir);
 
   let server: ServerOptions;
@@ -186,7 +210,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   }
   return {
     dir,
-    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath: readPath as ReadPath | undefined, field: get('field'), sidecarDir: get('sidecarDir'), firstPhase: firstPhase as FirstPhaseMode | undefined },
+    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath: readPath as ReadPath | undefined, field: get('field'), sidecarDir: get('sidecarDir'), firstPhase: firstPhase as FirstPhaseMode | undefined, knnThread: knnThread as KnnThread | undefined, rescoreThread: rescoreThread as RescoreThread | undefined },
     server,
   };
 }

@@ -1,0 +1,150 @@
+/**
+ * The closed-loop engine: `clients` connections, each sending its next search as soon as the
+ * previous one is answered (wrk's model, and what a pool of application threads does), while a
+ * prober asks `GET /health` every `healthEveryMs` on a connection of its own. Latency here runs
+ * from send to answer: a closed loop measures the server at the concurrency it is given, and its
+ * answered rate is the server's throughput at that concurrency. A shed answer (429) is followed
+ * by the next request at once, as a client without back-off would.
+ */
+import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
+import { BodyCache } from './body.js';
+import { realClock } from './clock.js';
+import type { QuerySet } from './queries.js';
+import { summarize, type LatencySummary } from './report.js';
+import { resolveTarget } from './target.js';
+import { HttpTransport, getHealth, type Outcome } from './transport.js';
+
+export interface ClosedLoopOptions {
+  /** Server base URL (`/v1/search` is appended) or the full endpoint. Loopback only. */
+  readonly url: string;
+  /** Concurrent clients, each with one request in flight. */
+  readonly clients: number;
+  readonly durationMs: number;
+  /** Before the window: requests sent and answered but not counted. Default 0. */
+  readonly warmupMs?: number;
+  readonly queries: QuerySet;
+  /** Index of the first query sent (default 0); clients take the next query in turn, cyclically. */
+  readonly firstQuery?: number;
+  readonly k: number;
+  readonly oversample?: number;
+  readonly numCandidates?: number;
+  readonly readPath?: string;
+  /** A request not answered within this is a timeout (default 10 s). */
+  readonly timeoutMs?: number;
+  /** Every n-th search asks for the server's profile (`profile: true`); default never. */
+  readonly profileEvery?: number;
+  /** Period of the `/health` prober in ms (default 50); 0: no prober. */
+  readonly healthEveryMs?: number;
+  /** Called with every answered search of the window: its query's index, whether it asked for a profile, and the body. */
+  readonly inspect?: (query: number, profiled: boolean, body: string) => void;
+}
+
+export interface ClosedLoopReport {
+  readonly clients: number;
+  readonly window_s: number;
+  readonly answered: number;
+  /** 429 and 503 answers. */
+  readonly shed: number;
+  readonly timeouts: number;
+  readonly errors: number;
+  /** Status code -> count, every answer of the window. */
+  readonly status_counts: Readonly<Record<string, number>>;
+  readonly answered_per_s: number;
+  readonly shed_per_s: number;
+  /** Answered searches only, send to answer. */
+  readonly latency_ms: LatencySummary;
+  /** `GET /health` round trips during the window (null without a prober). */
+  readonly health_ms: LatencySummary | null;
+}
+
+const HIST_MAX_US = 120_000_000;
+
+function histogram(): Histogram {
+  return buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: HIST_MAX_US, numberOfSignificantValueDigits: 3, autoResize: false, useWebAssembly: false });
+}
+
+/** Runs one closed loop and returns its report. */
+export async function runClosedLoop(o: ClosedLoopOptions): Promise<ClosedLoopReport> {
+  if (!(Number.isInteger(o.clients) && o.clients >= 1 && o.clients <= 4096)) throw new Error(`clients must be an integer in [1, 4096], got ${o.clients}`);
+  if (!(o.durationMs > 0)) throw new Error(`duration must be positive, got ${o.durationMs}`);
+  const target = await resolveTarget(o.url);
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  const warmupMs = o.warmupMs ?? 0;
+  const healthEveryMs = o.healthEveryMs ?? 50;
+  const params = { k: o.k, oversample: o.oversample, numCandidates: o.numCandidates, readPath: o.readPath };
+  const plain = new BodyCache(o.queries, params);
+  const profiled = o.profileEvery ? new BodyCache(o.queries, { ...params, profile: true }) : null;
+  const transport = new HttpTransport(target, o.clients, realClock);
+  const latency = histogram();
+  const health = histogram();
+  const status = new Map<string, number>();
+  const counts = { answered: 0, shed: 0, timeouts: 0, errors: 0 };
+  let next = o.firstQuery ?? 0;
+  let sent = 0;
+  try {
+    await transport.preconnect(o.clients, Math.min(timeoutMs, 2000));
+    const startedAt = realClock.now();
+    const windowStart = startedAt + warmupMs;
+    const windowEnd = windowStart + o.durationMs;
+    let healthTimer: NodeJS.Timeout | null = null;
+    const probe = (): void => {
+      const at = realClock.now();
+      if (at >= windowEnd) return;
+      void getHealth(target, timeoutMs).then(
+        () => {
+          if (at >= windowStart) health.recordValue(clampUs(realClock.now() - at));
+          healthTimer = setTimeout(probe, healthEveryMs);
+        },
+        () => (healthTimer = setTimeout(probe, healthEveryMs)),
+      );
+    };
+    if (healthEveryMs > 0) probe();
+    await new Promise<void>((resolve) => {
+      let running = o.clients;
+      const client = (): void => {
+        if (realClock.now() >= windowEnd) {
+          if (--running === 0) resolve();
+          return;
+        }
+        const query = next++ % o.queries.count;
+        const asksProfile = profiled !== null && ++sent % o.profileEvery! === 0;
+        const body = (asksProfile ? profiled! : plain).body(query);
+        const at = realClock.now();
+        transport.post(body, at + timeoutMs, (out: Outcome) => {
+          if (at >= windowStart && out.doneAt <= windowEnd) record(out, at, query, asksProfile);
+          client();
+        });
+      };
+      for (let i = 0; i < o.clients; i++) client();
+    });
+    if (healthTimer !== null) clearTimeout(healthTimer);
+  } finally {
+    transport.close();
+  }
+  const windowS = o.durationMs / 1000;
+  return {
+    clients: o.clients,
+    window_s: windowS,
+    ...counts,
+    status_counts: Object.fromEntries([...status].sort()),
+    answered_per_s: Math.round((counts.answered / windowS) * 10) / 10,
+    shed_per_s: Math.round((counts.shed / windowS) * 10) / 10,
+    latency_ms: summarize(latency),
+    health_ms: healthEveryMs > 0 ? summarize(health) : null,
+  };
+
+  function record(out: Outcome, at: number, query: number, asksProfile: boolean): void {
+    if (out.status !== 0) status.set(String(out.status), (status.get(String(out.status)) ?? 0) + 1);
+    if (out.kind === 'ok') {
+      counts.answered++;
+      latency.recordValue(clampUs(out.doneAt - at));
+      o.inspect?.(query, asksProfile, out.body ?? '');
+    } else if (out.kind === 'shed') counts.shed++;
+    else if (out.kind === 'timeout') counts.timeouts++;
+    else counts.errors++;
+  }
+}
+
+function clampUs(ms: number): number {
+  return Math.min(HIST_MAX_US, Math.max(1, Math.round(ms * 1000)));
+}
