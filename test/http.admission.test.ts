@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Admission, QueueFullError } from '../src/http/Admission.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
@@ -104,6 +105,50 @@ describe('a search request holds its place from arrival', () => {
     expect(server.runtime.admission.holding).toBe(0);
   });
 });
+
+describe('shedding', () => {
+  it('a shed request\'s unread body is discarded: the kept-alive connection serves the next request, and the metrics count the 429', async () => {
+    const fake = new FakeIndex({ name: 'vectors', held: true });
+    const server = await startServer(fake, { host: '127.0.0.1', port: 0, maxInflight: 1, maxQueue: 0, warmUpRequests: 0 }, { log: () => {} });
+    try {
+      const body = JSON.stringify({ vector: fake.randomQuery(1), k: 3 });
+      const held = fetch(`${server.url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      await until(() => fake.running === 1);
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const first = await post(server, agent, '/vectors/_search', JSON.stringify({ knn: { field: 'embedding', query_vector: fake.randomQuery(2), k: 3 } }));
+        expect(first.status).toBe(429);
+        expect(first.headers['retry-after']).toMatch(/^\d+$/);
+        expect(JSON.parse(first.body).error).toMatchObject({ type: 'es_rejected_execution_exception', max_inflight: 1, max_queue: 0 });
+        const second = await post(server, agent, '/v1/search', body);
+        expect(second.status).toBe(429);
+        expect(second.socketReused).toBe(true);
+      } finally {
+        agent.destroy();
+      }
+      fake.release();
+      expect((await held).status).toBe(200);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      expect(metrics).toMatch(/^prescore_search_shed_total 2$/m);
+      expect(metrics).toMatch(/^prescore_http_requests_total\{route="\/:index\/_search",method="POST",status="429"\} 1$/m);
+    } finally {
+      await server.close({ force: true });
+    }
+  });
+});
+
+function post(server: RunningServer, agent: Agent, path: string, body: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string; socketReused: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: server.host, port: server.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, socketReused: req.reusedSocket }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 describe('searches on the calling thread share it with the server', () => {
   const DIMS = 64;

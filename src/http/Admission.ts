@@ -70,9 +70,14 @@ export class Admission {
     return this.held;
   }
 
+  /** Whether every place is held: the next request would be shed. */
+  get full(): boolean {
+    return this.held >= this.maxInflight + this.maxQueue;
+  }
+
   /** Takes a place for a request that has just arrived; throws QueueFullError when every place is held. */
   admit(): Ticket {
-    if (this.held >= this.maxInflight + this.maxQueue) throw new QueueFullError(this.running, this.held - this.running);
+    if (this.full) throw new QueueFullError(this.running, this.held - this.running);
     this.held++;
     let state: 'held' | 'waiting' | 'granted' | 'left' = 'held';
     let waiter: Waiter | undefined;

@@ -1,4 +1,5 @@
-import { Admission } from './Admission.js';
+import { Admission, QueueFullError, type Ticket } from './Admission.js';
+import { HttpError } from './errors.js';
 import { EVENT_LOOP, type CallerThread } from '../api/types.js';
 import { ServerMetrics } from './ServerMetrics.js';
 import type { ServerOptions } from './options.js';
@@ -43,6 +44,28 @@ export class ServerRuntime {
 
   private newMetrics(): ServerMetrics {
     return new ServerMetrics({ inflight: () => this.admission.inflight, queued: () => this.admission.queued });
+  }
+
+  /** A place for a search request that has just arrived, or the 429 (counted) when every place is held. */
+  admit(): Ticket {
+    try {
+      return this.admission.admit();
+    } catch (e) {
+      if (!(e instanceof QueueFullError)) throw e;
+      throw this.shed(e);
+    }
+  }
+
+  /** Counts a shed request and gives its 429 (Elasticsearch's rejected-execution answer, with Retry-After). */
+  shed(e: QueueFullError = new QueueFullError(this.admission.inflight, this.admission.queued)): HttpError {
+    this.metrics.shed.inc();
+    return new HttpError(
+      429,
+      'es_rejected_execution_exception',
+      `${e.message}; retry later`,
+      { max_inflight: this.admission.maxInflight, max_queue: this.admission.maxQueue },
+      { 'Retry-After': String(this.admission.retryAfterSeconds()) },
+    );
   }
 
   get draining(): boolean {

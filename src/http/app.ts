@@ -8,7 +8,7 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { QueryProfiler, monotonicMs, type QueryProfile, type SearchResult, type VectorIndex } from '../api/types.js';
-import { QueueFullError, type Release, type Ticket } from './Admission.js';
+import type { Release, Ticket } from './Admission.js';
 import { readJsonBody } from './body.js';
 import type { VectorPath } from './vectorJson.js';
 import {
@@ -69,20 +69,7 @@ export function createApp(
   const admitted = (route: string): MiddlewareHandler<Env> => async (c, next) => {
     c.set('route', route);
     refuseWhenStopped();
-    let ticket: Ticket;
-    try {
-      ticket = rt.admission.admit();
-    } catch (e) {
-      if (!(e instanceof QueueFullError)) throw e;
-      rt.metrics.shed.inc();
-      throw new HttpError(
-        429,
-        'es_rejected_execution_exception',
-        `${e.message}; retry later`,
-        { max_inflight: rt.admission.maxInflight, max_queue: rt.admission.maxQueue },
-        { 'Retry-After': String(rt.admission.retryAfterSeconds()) },
-      );
-    }
+    const ticket = rt.admit();
     c.set('ticket', ticket);
     try {
       await next();
@@ -275,6 +262,14 @@ export function createApp(
   }
 
   return app;
+}
+
+/** The search route a request path names (what the admission middleware and the server's shed path count), or null. */
+export function searchRoute(path: string): '/v1/search' | '/:index/_search' | null {
+  const end = path.indexOf('?');
+  const p = end < 0 ? path : path.slice(0, end);
+  if (p === '/v1/search') return '/v1/search';
+  return /^\/[^/]+\/_search$/.test(p) ? '/:index/_search' : null;
 }
 
 /** Where each request shape holds its query vector. */
