@@ -1,10 +1,10 @@
 /**
  * The closed-loop engine: `clients` connections, each sending its next search as soon as the
  * previous one is answered (wrk's model, and what a pool of application threads does), while a
- * prober asks `GET /health` every `healthEveryMs` on a connection of its own. Latency here runs
+ * prober in a process of its own asks `GET /health` every `healthEveryMs`. Latency here runs
  * from send to answer: a closed loop measures the server at the concurrency it is given, and its
  * answered rate is the server's throughput at that concurrency. A shed answer (429) is followed
- * by the next request at once, as a client without back-off would.
+ * by the next request at once, as a client without back-off would, or after `shedBackoffMs`.
  */
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import { BodyCache } from './body.js';
@@ -12,7 +12,8 @@ import { realClock } from './clock.js';
 import type { QuerySet } from './queries.js';
 import { summarize, type LatencySummary } from './report.js';
 import { resolveTarget } from './target.js';
-import { HttpTransport, getHealth, type Outcome } from './transport.js';
+import { HttpTransport, type Outcome } from './transport.js';
+import { startHealthProber, type HealthProber } from './healthProber.js';
 
 export interface ClosedLoopOptions {
   /** Server base URL (`/v1/search` is appended) or the full endpoint. Loopback only. */
@@ -33,14 +34,20 @@ export interface ClosedLoopOptions {
   readonly timeoutMs?: number;
   /** Every n-th search asks for the server's profile (`profile: true`); default never. */
   readonly profileEvery?: number;
-  /** Period of the `/health` prober in ms (default 50); 0: no prober. */
+  /** Period of the `/health` prober (a process of its own, healthProber.ts) in ms (default 50); 0: no prober. */
   readonly healthEveryMs?: number;
+  /**
+   * After a shed answer (429, 503) a client waits this many milliseconds before its next request
+   * (default 0: at once), or, with 'retry-after', the seconds the answer's `Retry-After` says.
+   */
+  readonly shedBackoffMs?: number | 'retry-after';
   /** Called with every answered search of the window: its query's index, whether it asked for a profile, and the body. */
   readonly inspect?: (query: number, profiled: boolean, body: string) => void;
 }
 
 export interface ClosedLoopReport {
   readonly clients: number;
+  readonly shed_backoff_ms: number | 'retry-after';
   readonly window_s: number;
   readonly answered: number;
   /** 429 and 503 answers. */
@@ -71,6 +78,7 @@ export async function runClosedLoop(o: ClosedLoopOptions): Promise<ClosedLoopRep
   const timeoutMs = o.timeoutMs ?? 10_000;
   const warmupMs = o.warmupMs ?? 0;
   const healthEveryMs = o.healthEveryMs ?? 50;
+  const backoff = o.shedBackoffMs ?? 0;
   const params = { k: o.k, oversample: o.oversample, numCandidates: o.numCandidates, readPath: o.readPath };
   const plain = new BodyCache(o.queries, params);
   const profiled = o.profileEvery ? new BodyCache(o.queries, { ...params, profile: true }) : null;
@@ -81,24 +89,15 @@ export async function runClosedLoop(o: ClosedLoopOptions): Promise<ClosedLoopRep
   const counts = { answered: 0, shed: 0, timeouts: 0, errors: 0 };
   let next = o.firstQuery ?? 0;
   let sent = 0;
+  let prober: HealthProber | null = null;
   try {
     await transport.preconnect(o.clients, Math.min(timeoutMs, 2000));
+    const probing = healthEveryMs > 0 ? await startHealthProber(o.url, healthEveryMs, timeoutMs) : null;
+    prober = probing;
     const startedAt = realClock.now();
     const windowStart = startedAt + warmupMs;
     const windowEnd = windowStart + o.durationMs;
-    let healthTimer: NodeJS.Timeout | null = null;
-    const probe = (): void => {
-      const at = realClock.now();
-      if (at >= windowEnd) return;
-      void getHealth(target, timeoutMs).then(
-        () => {
-          if (at >= windowStart) health.recordValue(clampUs(realClock.now() - at));
-          healthTimer = setTimeout(probe, healthEveryMs);
-        },
-        () => (healthTimer = setTimeout(probe, healthEveryMs)),
-      );
-    };
-    if (healthEveryMs > 0) probe();
+    const measureHealth = setTimeout(() => probing?.measureFrom(), warmupMs);
     await new Promise<void>((resolve) => {
       let running = o.clients;
       const client = (): void => {
@@ -112,18 +111,24 @@ export async function runClosedLoop(o: ClosedLoopOptions): Promise<ClosedLoopRep
         const at = realClock.now();
         transport.post(body, at + timeoutMs, (out: Outcome) => {
           if (at >= windowStart && out.doneAt <= windowEnd) record(out, at, query, asksProfile);
-          client();
+          const pause = out.kind !== 'shed' ? 0 : backoff === 'retry-after' ? 1000 * (out.retryAfterS ?? 1) : backoff;
+          if (pause > 0) setTimeout(client, pause);
+          else client();
         });
       };
       for (let i = 0; i < o.clients; i++) client();
     });
-    if (healthTimer !== null) clearTimeout(healthTimer);
+    clearTimeout(measureHealth);
+    for (const ms of (await probing?.stop()) ?? []) health.recordValue(clampUs(ms));
+    prober = null;
   } finally {
+    prober?.kill();
     transport.close();
   }
   const windowS = o.durationMs / 1000;
   return {
     clients: o.clients,
+    shed_backoff_ms: backoff,
     window_s: windowS,
     ...counts,
     status_counts: Object.fromEntries([...status].sort()),

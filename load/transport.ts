@@ -20,6 +20,8 @@ export interface Outcome {
   readonly body: string | null;
   /** ok | http_429 | http_503 | http_504 | http_<n> | client_timeout | deadline | <errno code>. */
   readonly detail: string;
+  /** A shed answer's `Retry-After`, in seconds, when it carried one. */
+  readonly retryAfterS?: number;
 }
 
 export interface Pending {
@@ -152,7 +154,8 @@ export class HttpTransport implements Transport {
         );
       } else {
         res.resume();
-        res.on('end', () => this.finish(p, cls.kind, status, null, cls.detail));
+        const retryAfter = Number(res.headers['retry-after']);
+        res.on('end', () => this.finish(p, cls.kind, status, null, cls.detail, Number.isFinite(retryAfter) ? retryAfter : undefined));
       }
       res.on('error', (e: NodeJS.ErrnoException) => this.finish(p, 'error', status, null, e.code ?? 'response_error'));
       res.on('aborted', () => this.finish(p, 'error', status, null, 'response_aborted'));
@@ -171,7 +174,7 @@ export class HttpTransport implements Transport {
     req.end(body);
   }
 
-  private finish(p: Pending, kind: OutcomeKind, status: number, body: string | null, detail: string): void {
+  private finish(p: Pending, kind: OutcomeKind, status: number, body: string | null, detail: string, retryAfterS?: number): void {
     if (p.settled) return;
     p.settled = true;
     const doneAt = this.clock.now();
@@ -179,7 +182,7 @@ export class HttpTransport implements Transport {
     if (p.timer !== null) this.clock.cancel(p.timer);
     // An abandoned request's socket is in an unknown state: close it rather than reuse it.
     if ((detail === 'client_timeout' || detail === 'deadline') && p.req !== null && !p.req.destroyed) p.req.destroy();
-    p.done({ kind, status, doneAt, body, detail });
+    p.done({ kind, status, doneAt, body, detail, ...(retryAfterS === undefined ? {} : { retryAfterS }) });
   }
 
   /** Aborts everything still in flight as `deadline` timeouts (the run's hard stop). */

@@ -16,6 +16,11 @@
 export interface CallerThread {
   /** Whether nothing else waits for this thread now (a server: no other request holds a place). */
   free(): boolean;
+  /**
+   * Whether the thread has time to spare for search work even while others wait (a server: its
+   * event loop was not saturated lately). When it has none, every search goes to the executor.
+   */
+  spare(): boolean;
   /** Resolves after the event loop has run the I/O callbacks pending now. */
   turn(): Promise<void>;
 }
@@ -29,7 +34,7 @@ function nextTurn(): Promise<void> {
 }
 
 /** A calling thread with nothing else to do but its own event loop's I/O: always free, turns by setImmediate. */
-export const EVENT_LOOP: CallerThread = { free: () => true, turn: nextTurn };
+export const EVENT_LOOP: CallerThread = { free: () => true, spare: () => true, turn: nextTurn };
 
 /**
  * The longest stretch of search work on the calling thread between two turns, in milliseconds,

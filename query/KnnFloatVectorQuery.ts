@@ -117,7 +117,7 @@ export class KnnFloatVectorQuery extends Query {
     // Work may land on the calling thread: the event loop first reads (and admits) what has
     // arrived, so the choice below sees those requests (CallerThread.free).
     if (thread !== 'executor' && thread !== 'worker') await turns.next();
-    const placement = searcher.knnPlacement.choose(thread, executorIdle(searcher) && turns.thread.free(), searcher.heldInArenas);
+    const placement = searcher.knnPlacement.choose(thread, executorIdle(searcher) && turns.thread.free(), searcher.heldInArenas && turns.thread.spare());
     const phaseAt = monotonicMs();
     let sliceResults: KnnSliceResult[];
     let tookMs = Number.NaN;

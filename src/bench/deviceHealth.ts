@@ -90,6 +90,28 @@ export async function probeDeviceUnderLoad(files: readonly string[], batchesPerS
   }
 }
 
+/**
+ * The device's sustained random-read rate: batches of `depth` random 4 KiB pages of `files`, all
+ * in flight (io_uring, O_DIRECT), back to back for `durationMs`; pages per second over the whole
+ * stretch. Long enough to drain a burst budget that probeDevice's 256 pages do not touch.
+ */
+export function probeDeviceSustained(files: readonly string[], durationMs: number, depth = 64, seed = 2): number {
+  const random = mulberry32(seed);
+  const device = new DeviceReference();
+  try {
+    const sizes = files.map((f) => statSync(f).size);
+    const t0 = performance.now();
+    let pages = 0;
+    while (performance.now() - t0 < durationMs) {
+      device.read(device.randomPages(files, sizes, depth, random));
+      pages += depth;
+    }
+    return Math.round((pages * 1000) / (performance.now() - t0));
+  } finally {
+    device.close();
+  }
+}
+
 /** One line for a report: `QD1 12,345 pages/s (p50 0.08, p99 0.21 ms), all in flight 140,000 pages/s`. */
 export function formatDeviceHealth(d: DeviceHealth): string {
   return `QD1 ${d.qd1PagesPerS.toLocaleString()} pages/s (p50 ${d.qd1P50Ms.toFixed(2)}, p99 ${d.qd1P99Ms.toFixed(2)} ms), all in flight ${d.allInFlightPagesPerS.toLocaleString()} pages/s`;

@@ -1,5 +1,14 @@
 import { Admission, QueueFullError, type Ticket } from './Admission.js';
 import { HttpError } from './errors.js';
+
+/**
+ * For this long after it shed a request, the server thread takes no search work of its own: a
+ * server that sheds is overloaded, its thread is busy reading, admitting and shedding requests,
+ * and a search there would delay all of them (and `/health`); the workers take every search then.
+ * (An event-loop utilization threshold was tried first: the calling thread's own searches keep
+ * it above any useful threshold at 4 clients, which sent every search to the workers again.)
+ */
+const SHED_QUIET_MS = 100;
 import { EVENT_LOOP, type CallerThread } from '../api/types.js';
 import { ServerMetrics } from './ServerMetrics.js';
 import type { ServerOptions } from './options.js';
@@ -21,7 +30,12 @@ export class ServerRuntime {
    * request holding a place (Admission counts them from arrival), so once others wait, adaptive
    * placements send the work to the executor and this thread keeps reading and admitting.
    */
-  readonly callerThread: CallerThread = { free: () => this.admission.holding <= 1, turn: EVENT_LOOP.turn };
+  readonly callerThread: CallerThread = {
+    free: () => this.admission.holding <= 1,
+    spare: () => performance.now() - this.lastShedAt > SHED_QUIET_MS,
+    turn: EVENT_LOOP.turn,
+  };
+  private lastShedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     options: Pick<ServerOptions, 'maxInflight' | 'maxQueue'>,
@@ -59,6 +73,7 @@ export class ServerRuntime {
   /** Counts a shed request and gives its 429 (Elasticsearch's rejected-execution answer, with Retry-After). */
   shed(e: QueueFullError = new QueueFullError(this.admission.inflight, this.admission.queued)): HttpError {
     this.metrics.shed.inc();
+    this.lastShedAt = performance.now();
     return new HttpError(
       429,
       'es_rejected_execution_exception',
