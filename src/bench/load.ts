@@ -210,7 +210,7 @@ for (const readPath of paths) {
   (json.runs as Record<string, unknown>)[readPath] = { ...report, server };
   const l = report.latency_ms;
   const cpu = server.cpuReference;
-  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, server.probeP50Ms ?? '-', server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2), report.counts.shed, report.counts.timeout, report.counts.error, report.recall ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`, server.device.qd1PagesPerS.toLocaleString(), `${server.deviceAtRate.p50Ms.toFixed(2)} / ${server.deviceAtRate.p99Ms.toFixed(2)}`, l.p99 === null ? '-' : (l.p99 / server.deviceAtRate.p99Ms).toFixed(2)]);
+  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, server.probeP50Ms ?? '-', server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2), report.counts.shed, report.counts.timeout, report.counts.error, report.recall && report.recall.queries > 0 ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`, server.device.qd1PagesPerS.toLocaleString(), `${server.deviceAtRate.p50Ms.toFixed(2)} / ${server.deviceAtRate.p99Ms.toFixed(2)}`, l.p99 === null ? '-' : (l.p99 / server.deviceAtRate.p99Ms).toFixed(2)]);
 }
 process.stdout.write(
   [
