@@ -68,7 +68,7 @@ export class Counter extends Family {
 
 /** A gauge read at scrape time (in-flight and queued counts live in the admission controller). */
 export class Gauge extends Family {
-  readonly type = 'gauge';
+  readonly type: 'gauge' | 'counter' = 'gauge';
   constructor(name: string, help: string, private readonly read: () => number) {
     super(name, help, []);
   }
@@ -79,15 +79,8 @@ export class Gauge extends Family {
 }
 
 /** A counter kept elsewhere and read at scrape time (the process's CPU time). */
-export class CounterReading extends Family {
-  readonly type = 'counter';
-  constructor(name: string, help: string, private readonly read: () => number) {
-    super(name, help, []);
-  }
-
-  samples(): string[] {
-    return [`${this.name} ${formatValue(this.read())}`];
-  }
+export class CounterReading extends Gauge {
+  override readonly type = 'counter';
 }
 
 /** A distribution kept elsewhere (Node's event-loop delay monitor), rendered by a DistributionHistogram. */

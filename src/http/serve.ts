@@ -170,22 +170,16 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   const dir = indexDir ?? luceneDir;
   if (dir === undefined) throw new UsageError('--index DIR (or --lucene DIR) is required');
 
-  const readPath = get('readPath');
-  if (readPath !== undefined && !(READ_PATHS as readonly string[]).includes(readPath)) {
-    throw new UsageError(`${where('readPath')} must be one of ${READ_PATHS.join(', ')}, got ${JSON.stringify(readPath)}`);
-  }
-  const firstPhase = get('firstPhase');
-  if (firstPhase !== undefined && !(FIRST_PHASE_MODES as readonly string[]).includes(firstPhase)) {
-    throw new UsageError(`${where('firstPhase')} must be one of ${FIRST_PHASE_MODES.join(', ')}, got ${JSON.stringify(firstPhase)}`);
-  }
-  const knnThread = get('knnThread');
-  if (knnThread !== undefined && !(KNN_THREADS as readonly string[]).includes(knnThread)) {
-    throw new UsageError(`${where('knnThread')} must be one of ${KNN_THREADS.join(', ')}, got ${JSON.stringify(knnThread)}`);
-  }
-  const rescoreThread = get('rescoreThread');
-  if (rescoreThread !== undefined && !(RESCORE_THREADS as readonly string[]).includes(rescoreThread)) {
-    throw new UsageError(`${where('rescoreThread')} must be one of ${RESCORE_THREADS.join(', ')}, got ${JSON.stringify(rescoreThread)}`);
-  }
+  /** A setting that must be one of `allowed` (undefined when not given). */
+  const oneOf = <T extends string>(key: keyof typeof SERVE_SETTINGS, allowed: readonly T[]): T | undefined => {
+    const v = get(key);
+    if (v !== undefined && !(allowed as readonly string[]).includes(v)) throw new UsageError(`${where(key)} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+    return v as T | undefined;
+  };
+  const readPath = oneOf('readPath', READ_PATHS);
+  const firstPhase = oneOf('firstPhase', FIRST_PHASE_MODES);
+  const knnThread = oneOf('knnThread', KNN_THREADS);
+  const rescoreThread = oneOf('rescoreThread', RESCORE_THREADS);
   const name = get('name') ?? defaultIndexName(dir);
 
   let server: ServerOptions;
@@ -196,7 +190,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
       port: int('port'),
       maxInflight: int('maxInflight'),
       maxQueue: int('maxQueue'),
-      readPath: readPath as ReadPath | undefined,
+      readPath,
       maxBodyBytes: int('maxBodyBytes'),
       defaultTimeoutMs: int('timeoutMs'),
       maxTimeoutMs: int('maxTimeoutMs'),
@@ -210,7 +204,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   }
   return {
     dir,
-    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath: readPath as ReadPath | undefined, field: get('field'), sidecarDir: get('sidecarDir'), firstPhase: firstPhase as FirstPhaseMode | undefined, knnThread: knnThread as KnnThread | undefined, rescoreThread: rescoreThread as RescoreThread | undefined },
+    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath, field: get('field'), sidecarDir: get('sidecarDir'), firstPhase, knnThread, rescoreThread },
     server,
   };
 }
