@@ -45,6 +45,8 @@ import { ColdServer } from './coldServer.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { coldQueryPool } from './coldQueryPool.js';
 import { benchDataset, ensureIndex, table, type BenchDataset } from './benchData.js';
+import { parseJsonBody } from '../http/body.js';
+import { SearchValidator } from '../http/validation.js';
 
 const { values } = parseArgs({
   options: {
@@ -237,6 +239,36 @@ async function closedLoop(url: string, queries: QuerySet, clients: number, expec
   };
 }
 
+/**
+ * The server's body parse for one search body of `dim` numbers, three ways interleaved (medians
+ * of 20 rounds of 200): decode + JSON.parse + validation (what the server did before), the vector
+ * read from the bytes straight into a Float32Array (what it does), and the vector as base64.
+ */
+function bodyParseMicros(queries: QuerySet): { jsonParse: number; direct: number; base64: number } {
+  const dim = queries.dim;
+  const vector = queries.data.subarray(0, dim);
+  const json = Buffer.from(`{"vector":[${Array.from(vector, (x) => +x.toPrecision(9)).join(',')}],"k":10}`);
+  const b64 = Buffer.from(JSON.stringify({ vector: Buffer.from(Float32Array.from(vector).buffer).toString('base64'), k: 10 }));
+  const validator = new SearchValidator({ dims: dim, field: 'vector', rejectZeroVector: false }, { maxTimeoutMs: 60_000 });
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const variants = [
+    () => validator.nativeSearch(JSON.parse(decoder.decode(json))),
+    () => validator.nativeSearch(parseJsonBody(json, { path: ['vector'], dims: dim })),
+    () => validator.nativeSearch(parseJsonBody(b64, { path: ['vector'], dims: dim })),
+  ];
+  for (const v of variants) if (!v().ok) throw new Error('bench:serve: a body-parse variant did not validate');
+  const rounds = variants.map((): number[] => []);
+  for (let r = 0; r < 20; r++) {
+    variants.forEach((v, i) => {
+      const t0 = performance.now();
+      for (let j = 0; j < 200; j++) v();
+      rounds[i]!.push(((performance.now() - t0) / 200) * 1000);
+    });
+  }
+  const [jsonParse, direct, base64] = rounds.map((x) => percentile(x.sort((a, b) => a - b), 50));
+  return { jsonParse: jsonParse!, direct: direct!, base64: base64! };
+}
+
 const ms = (x: number | null | undefined) => (x === null || x === undefined || !Number.isFinite(x) ? '-' : x < 10 ? x.toFixed(2) : x.toFixed(1));
 const verdict = (ok: boolean) => (ok ? 'ok' : 'MISS');
 
@@ -249,6 +281,10 @@ for (const { n, dim } of sizes) {
   const queries = queriesFromFvecs(join(ds.dir, 'query.fvecs'));
   const tag = `${n.toLocaleString()} x ${dim}`;
   for (const f of vecFiles) warmFile(f);
+  const parse = bodyParseMicros(queries);
+  checks.push(
+    `${tag} body parse (${dim} numbers): decode + JSON.parse + validate ${parse.jsonParse.toFixed(1)} us, straight into a Float32Array ${parse.direct.toFixed(1)} us (${(parse.direct / parse.jsonParse).toFixed(2)}x), base64 ${parse.base64.toFixed(1)} us (${(parse.base64 / parse.jsonParse).toFixed(2)}x)`,
+  );
 
   process.stderr.write(`bench:serve ${tag}: warm servers (defaults; --max-inflight ${LIMITED.maxInflight} --max-queue ${LIMITED.maxQueue}) and the library\n`);
   const defaults = await startServer(ds, [], null);
@@ -256,7 +292,7 @@ for (const { n, dim } of sizes) {
   const library = await openIndex(ds.indexDir);
   const expected = new Map<number, string>();
   const rows: (string | number)[][] = [];
-  const run: Record<string, unknown> = { index: tag, warm: {}, cold: null };
+  const run: Record<string, unknown> = { index: tag, bodyParseMicros: parse, warm: {}, cold: null };
   try {
     const single = await singleStream(defaults.url, queries, SINGLE_STREAM, library, expected);
     await library.close();
