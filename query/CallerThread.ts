@@ -3,9 +3,9 @@
  * (an HTTP server's: it accepts connections, reads bodies, admits requests, answers `/health`), so
  * search work placed on it (the first phase's segments, a warm or short rescoring ring; see
  * KnnThread and RescoreThread) runs in turns: before its first piece of work and then whenever
- * it has held the thread for TURN_BUDGET_MS, it lets the event loop run what is pending. And the
- * adaptive placements put work there only while the thread is `free`, so once other requests
- * wait, searches go to the executor and the event loop keeps serving.
+ * it has held the thread for TURN_BUDGET_MS, it lets the event loop run what is pending. The
+ * adaptive placements measure (trials) and run cold rings there only while the thread is `free`,
+ * and put no work there at all while it has no time to `spare` (a server that is shedding).
  *
  * Why: with the first phase and rescoring on the calling thread and no turns, a search ran to
  * its end inside the callback that read its request, and the next requests stayed in the kernel,
@@ -17,8 +17,8 @@ export interface CallerThread {
   /** Whether nothing else waits for this thread now (a server: no other request holds a place). */
   free(): boolean;
   /**
-   * Whether the thread has time to spare for search work even while others wait (a server: its
-   * event loop was not saturated lately). When it has none, every search goes to the executor.
+   * Whether the thread has time to spare for search work even while others wait (a server: it
+   * has not shed a request lately). When it has none, every search goes to the executor.
    */
   spare(): boolean;
   /** Resolves after the event loop has run the I/O callbacks pending now. */

@@ -173,7 +173,8 @@ export class FirstPhasePlacement {
    * Where the next search's first phase runs; pair with done(). `executorIdle`: no executor task
    * pending and nothing else waiting for the calling thread (CallerThread.free); `callerAllowed`:
    * the adaptive choice may use the calling thread at all (not for a reader whose segments are not
-   * held in the process's arenas: the caller would load its own copy).
+   * held in the process's arenas: the caller would load its own copy; not while the thread has no
+   * time to spare, CallerThread.spare).
    */
   choose(thread: KnnThread, executorIdle: boolean, callerAllowed = true): PlacementChoice {
     const choice = this.pick(thread, executorIdle && this.onCallerNow === 0, callerAllowed && this.onCallerNow === 0);

@@ -1,5 +1,8 @@
 import { Admission, QueueFullError, type Ticket } from './Admission.js';
 import { HttpError } from './errors.js';
+import { EVENT_LOOP, type CallerThread } from '../api/types.js';
+import { ServerMetrics } from './ServerMetrics.js';
+import type { ServerOptions } from './options.js';
 
 /**
  * For this long after it shed a request, the server thread takes no search work of its own: a
@@ -9,9 +12,6 @@ import { HttpError } from './errors.js';
  * it above any useful threshold at 4 clients, which sent every search to the workers again.)
  */
 const SHED_QUIET_MS = 100;
-import { EVENT_LOOP, type CallerThread } from '../api/types.js';
-import { ServerMetrics } from './ServerMetrics.js';
-import type { ServerOptions } from './options.js';
 
 /**
  * The mutable state shared by the app's handlers and the server's lifecycle: admission,
@@ -26,9 +26,10 @@ export class ServerRuntime {
   private idleWaiters: (() => void)[] = [];
   private readonly searches = new Set<AbortController>();
   /**
-   * The event loop as the server's searches share it: free while the search asking is the only
-   * request holding a place (Admission counts them from arrival), so once others wait, adaptive
-   * placements send the work to the executor and this thread keeps reading and admitting.
+   * The event loop as the server's searches share it. Free while the search asking is the only
+   * request holding a place (Admission counts them from arrival): only then do adaptive placements
+   * run their trials or a cold ring here. With time to spare unless it shed a request in the last
+   * SHED_QUIET_MS: until then every search goes to the executor.
    */
   readonly callerThread: CallerThread = {
     free: () => this.admission.holding <= 1,
