@@ -12,7 +12,8 @@ import { realClock } from './clock.js';
 import type { QuerySet } from './queries.js';
 import { summarize, type LatencySummary } from './report.js';
 import { resolveTarget } from './target.js';
-import { HttpTransport, type Outcome } from './transport.js';
+import { SocketTransport } from './SocketTransport.js';
+import type { Outcome } from './transport.js';
 import { startHealthProber, type HealthProber } from './healthProber.js';
 
 export interface ClosedLoopOptions {
@@ -82,7 +83,7 @@ export async function runClosedLoop(o: ClosedLoopOptions): Promise<ClosedLoopRep
   const params = { k: o.k, oversample: o.oversample, numCandidates: o.numCandidates, readPath: o.readPath };
   const plain = new BodyCache(o.queries, params);
   const profiled = o.profileEvery ? new BodyCache(o.queries, { ...params, profile: true }) : null;
-  const transport = new HttpTransport(target, o.clients, realClock);
+  const transport = new SocketTransport(target, o.clients, realClock);
   const latency = histogram();
   const health = histogram();
   const status = new Map<string, number>();

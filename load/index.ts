@@ -9,6 +9,7 @@ export { resolveTarget, isLoopbackIp, NotLoopbackError, type Target } from './ta
 export { queriesFromFvecs, randomUnitQueries, type QuerySet } from './queries.js';
 export { readFvecs, readIvecs, type VecRows } from './vecfile.js';
 export { realClock, type Clock, type ClockTimer } from './clock.js';
+export { SocketTransport } from './SocketTransport.js';
 export { HttpTransport, classifyStatus, type Transport, type TransportFactory, type Outcome, type OutcomeKind } from './transport.js';
 export { percentile } from './percentile.js';
 export { singleStream, type SingleStream } from './singleStream.js';

@@ -23,7 +23,8 @@ import {
 } from './report.js';
 import { Rng } from './rng.js';
 import { resolveTarget } from './target.js';
-import { HttpTransport, type Outcome, type TransportFactory } from './transport.js';
+import { SocketTransport } from './SocketTransport.js';
+import type { Outcome, TransportFactory } from './transport.js';
 import type { VecRows } from './vecfile.js';
 
 export interface LoadOptions {
@@ -73,7 +74,7 @@ export interface LoadOptions {
   readonly signal?: AbortSignal;
   /** Time source and timers of the run; default the real clock (tests drive a simulated one). */
   readonly clock?: Clock;
-  /** Makes the run's transport; default HTTP keep-alive (`HttpTransport`). */
+  /** Makes the run's transport; default HTTP/1.1 keep-alive over plain sockets (`SocketTransport`). */
   readonly transport?: TransportFactory;
 }
 
@@ -183,7 +184,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
 
   const maxSockets = o.maxSockets ?? Math.min(16_384, Math.max(16, Math.ceil((rate * timeoutMs * 1.25) / 1000) + 16));
   const clock = o.clock ?? realClock;
-  const transport = (o.transport ?? ((t, n, c) => new HttpTransport(t, n, c)))(target, maxSockets, clock);
+  const transport = (o.transport ?? ((t, n, c) => new SocketTransport(t, n, c)))(target, maxSockets, clock);
   const bodies = new BodyCache(queries, {
     k,
     oversample: o.oversample,

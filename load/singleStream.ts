@@ -8,7 +8,8 @@ import { BodyCache, type SearchParams } from './body.js';
 import { realClock } from './clock.js';
 import type { QuerySet } from './queries.js';
 import { resolveTarget } from './target.js';
-import { HttpTransport, type Outcome } from './transport.js';
+import { SocketTransport } from './SocketTransport.js';
+import type { Outcome } from './transport.js';
 
 export interface SingleStream {
   /** Round-trip milliseconds of each search, in order. */
@@ -21,7 +22,7 @@ export interface SingleStream {
  */
 export async function singleStream(url: string, queries: QuerySet, params: SearchParams, count: number, timeoutMs = 10_000): Promise<SingleStream> {
   const target = await resolveTarget(url);
-  const transport = new HttpTransport(target, 1, realClock);
+  const transport = new SocketTransport(target, 1, realClock);
   const bodies = new BodyCache(queries, params);
   bodies.prebuild(0, count);
   await transport.preconnect(1, timeoutMs);

@@ -32,8 +32,9 @@ export interface Pending {
 }
 
 /**
- * How a run's requests reach the server: `HttpTransport` by default; a test or an embedder may
- * pass another (a simulated server on a simulated clock) through `LoadOptions.transport`.
+ * How a run's requests reach the server: `SocketTransport` by default (`HttpTransport`, node:http's
+ * client, is kept for comparison); a test or an embedder may pass another (a simulated server on
+ * a simulated clock) through `LoadOptions.transport`.
  */
 export interface Transport {
   /** Requests posted and not yet settled. */

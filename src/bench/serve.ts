@@ -40,7 +40,8 @@ import { queriesFromFvecs, type QuerySet } from '../../load/queries.js';
 import { BodyCache } from '../../load/body.js';
 import { realClock } from '../../load/clock.js';
 import { resolveTarget } from '../../load/target.js';
-import { HttpTransport, type Outcome } from '../../load/transport.js';
+import { SocketTransport } from '../../load/SocketTransport.js';
+import type { Outcome } from '../../load/transport.js';
 import { ColdServer } from './coldServer.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { coldQueryPool } from './coldQueryPool.js';
@@ -152,7 +153,7 @@ interface SingleStreamFigures {
  */
 async function singleStream(url: string, queries: QuerySet, count: number, library: VectorIndex | null, expected: Map<number, string>): Promise<SingleStreamFigures> {
   const target = await resolveTarget(url);
-  const transport = new HttpTransport(target, 1, realClock);
+  const transport = new SocketTransport(target, 1, realClock);
   const bodies = new BodyCache(queries, { k: K });
   bodies.prebuild(0, count);
   await transport.preconnect(1, 2000);
