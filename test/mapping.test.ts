@@ -123,8 +123,8 @@ describe('Mapping', () => {
         at: { type: 'date', format: 'yyyy/MM/dd HH:mm:ss Z||yyyy/MM/dd Z' },
         count: { type: 'long' },
         list: { type: 'long' },
-        name: { type: 'keyword' },
-        obj: { properties: { inner: { type: 'keyword' } } },
+        name: { type: 'keyword', ignore_above: 256 },
+        obj: { properties: { inner: { type: 'keyword', ignore_above: 256 } } },
         ok: { type: 'boolean' },
         ratio: { type: 'float' },
         when: { type: 'date' },
@@ -144,7 +144,7 @@ describe('Mapping', () => {
     });
     parse(m, { user_id: 'abc', skip_id: 'q', stats: { n: 5, mean: 2.5 }, v1: true, plain_x: 'p', num: '42' });
     expect(m.field('user_id')).toMatchObject({ type: 'keyword', ignoreAbove: 8 });
-    expect(m.field('skip_id')).toMatchObject({ type: 'keyword', ignoreAbove: null });
+    expect(m.field('skip_id')).toMatchObject({ type: 'keyword', ignoreAbove: 256 });
     expect(m.field('stats.n')?.type).toBe('integer');
     expect(m.field('stats.mean')?.type).toBe('integer');
     expect(m.field('v1')?.type).toBe('boolean');

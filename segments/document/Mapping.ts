@@ -15,6 +15,13 @@ import {
 
 export { MappingError };
 
+/**
+ * Dynamically mapped strings are keywords that index strings up to this many characters, as the
+ * `keyword` sub-field Elasticsearch adds to a dynamic string field does; longer ones stay in
+ * `_source` only.
+ */
+export const DYNAMIC_KEYWORD_IGNORE_ABOVE = 256;
+
 /** What happens to a field no mapping names (Elasticsearch's `dynamic`). */
 export type Dynamic = 'true' | 'false' | 'strict';
 
@@ -143,7 +150,8 @@ export class Mapping {
   /**
    * Dynamic mapping of a field a document brings (the mapping has no field at `path`): the first
    * dynamic template that matches, else Elasticsearch's default rule (strings: date when one of
-   * the dynamic date formats parses them, number when numeric detection is on, else keyword;
+   * the dynamic date formats parses them, number when numeric detection is on, else keyword
+   * with `ignore_above: 256`;
    * integers long; other numbers float; booleans boolean). Returns null when dynamic mapping is
    * off here (the value stays in `_source` only); throws for `dynamic: strict`.
    */
@@ -160,7 +168,7 @@ export class Mapping {
       this.put(path, mapping);
       return mapping;
     }
-    const mapping = kind.kind === 'string' ? keywordMapping()
+    const mapping = kind.kind === 'string' ? keywordMapping({ ignoreAbove: DYNAMIC_KEYWORD_IGNORE_ABOVE })
       : kind.kind === 'long' ? numberMapping('long')
       : kind.kind === 'double' ? numberMapping('float')
       : kind.kind === 'boolean' ? booleanMapping()
