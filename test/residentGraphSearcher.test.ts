@@ -123,6 +123,82 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
     }, live);
   });
 
+  describe('with a filter (accepted ords), plain and as a filtered traversal with seeds', () => {
+    /** A random filter of about `fraction` of the ords, and `n` of its ords as seeds. */
+    function filterOf(count: number, fraction: number, seed: number, n: number): { bits: Uint32Array; accepted: number[]; seeds: Int32Array } {
+      const rng = mulberry32(seed);
+      const bits = new Uint32Array(Math.ceil(count / 32));
+      const accepted: number[] = [];
+      for (let o = 0; o < count; o++) {
+        if (rng() < fraction) {
+          bits[o >>> 5] |= 1 << (o & 31);
+          accepted.push(o);
+        }
+      }
+      const seeds = Int32Array.from({ length: Math.min(n, accepted.length) }, (_, i) => accepted[Math.floor((i * accepted.length) / Math.max(1, n))]!);
+      return { bits, accepted, seeds };
+    }
+
+    for (const fraction of [0.5, 0.1, 0.02]) {
+      it(`${fraction * 100}% accepted: the same ords, scores and visits as the JS searcher, every hit accepted`, () => {
+        const f = fixtures.get('cosine')!;
+        const { bits, seeds } = filterOf(f.records.count, fraction, 11 + fraction * 100, 8);
+        withResident(f, (resident) => {
+          for (const v of queries(f)) {
+            f.setQuery(v);
+            for (const twoHop of [false, true]) {
+              for (const withSeeds of [false, true]) {
+                const traversal = { twoHop, seeds: withSeeds ? seeds : null };
+                const expected = f.js.search(f.scorer, f.graph, 10, 40, bits, Infinity, null, traversal);
+                for (const o of expected.ords) expect((bits[o >>> 5] >>> (o & 31)) & 1).toBe(1);
+                expectSame(resident.search(f.scorer, 10, 40, Infinity, { bits, ...traversal }), expected);
+                // And the JS search over the resident graph (searchJs) agrees with both.
+                expectSame(resident.searchJs(f.scorer, 10, 40, null, Infinity, { bits, ...traversal }), expected);
+              }
+            }
+          }
+        });
+      });
+    }
+
+    it('scores only accepted ords in a filtered traversal (fewer visits than the plain filtered search) and stops at the visit limit alike', () => {
+      const f = fixtures.get('euclidean')!;
+      const { bits, seeds } = filterOf(f.records.count, 0.05, 5, 4);
+      withResident(f, (resident) => {
+        let plain = 0;
+        let twoHop = 0;
+        for (const v of queries(f)) {
+          f.setQuery(v);
+          plain += resident.search(f.scorer, 10, 40, Infinity, { bits, twoHop: false, seeds: null }).visited;
+          twoHop += resident.search(f.scorer, 10, 40, Infinity, { bits, twoHop: true, seeds }).visited;
+          for (const limit of [1, 3, 20, 60]) {
+            const expected = f.js.search(f.scorer, f.graph, 10, 40, bits, limit, null, { twoHop: true, seeds });
+            expectSame(resident.search(f.scorer, 10, 40, limit, { bits, twoHop: true, seeds }), expected);
+          }
+        }
+        expect(twoHop).toBeLessThan(plain);
+      });
+    });
+
+    it('finds the accepted docs through the seeds when the entry point is far from them', () => {
+      // Accept only the 1% of ords that score worst for the query: the descent lands among the
+      // best; with seeds among the accepted ones the traversal still returns accepted hits.
+      const f = fixtures.get('dot_product')!;
+      withResident(f, (resident) => {
+        const v = queries(f)[0]!;
+        f.setQuery(v);
+        const all = f.js.search(f.scorer, f.graph, f.records.count, f.records.count);
+        const worst = [...all.ords].slice(-Math.ceil(f.records.count / 100));
+        const bits = new Uint32Array(Math.ceil(f.records.count / 32));
+        for (const o of worst) bits[o >>> 5] |= 1 << (o & 31);
+        const seeds = Int32Array.from(worst.slice(0, 4));
+        const r = resident.search(f.scorer, 5, 20, Infinity, { bits, twoHop: true, seeds });
+        expect(r.ords.length).toBe(5);
+        for (const o of r.ords) expect(worst).toContain(o);
+      });
+    });
+  });
+
   it('stops at the visit limit exactly where the JS searcher stops, and reports early termination', () => {
     const f = fixtures.get('euclidean')!;
     withResident(f, (resident) => {

@@ -31,6 +31,21 @@ export function acceptPredicate(accept: AcceptOrds | null | undefined): ((ord: n
   return (o) => bits.get(o);
 }
 
+/**
+ * A filtered search that traverses accepted ords only (the ACORN idea, as Lucene's
+ * FilteredHnswGraphSearcher): a hop scores the expanded node's accepted neighbours and, through
+ * each rejected neighbour, that neighbour's accepted neighbours (two hops), so the beam moves
+ * among accepted docs even where most of a neighbourhood is filtered out, and filtered-out docs
+ * are never scored. Seeds (accepted ords, e.g. sampled from the filter) join the descent's entry
+ * point, so that a filter whose docs lie away from the query's region is still reached.
+ */
+export interface FilteredTraversal {
+  /** Cross rejected neighbours to their accepted neighbours. */
+  readonly twoHop: boolean;
+  /** Extra level-0 entry points. */
+  readonly seeds: Int32Array | null;
+}
+
 export interface GraphSearchOptions {
   /** Level-0 queue size; the effective size is max(k, ef). Default k. */
   readonly ef?: number;
@@ -39,6 +54,13 @@ export interface GraphSearchOptions {
   readonly visitedLimit?: number;
   /** The query's cross-segment queue when searching as one of several segments (MultiLeafKnnCollector). */
   readonly global?: GlobalSimilarityQueue | null;
+  /**
+   * With acceptOrds: traverse the accepted ords only (FilteredTraversal), instead of scoring every
+   * visited node and collecting the accepted ones. Default false.
+   */
+  readonly filteredTraversal?: boolean;
+  /** Extra level-0 entry points (accepted ords), besides the one the descent finds. */
+  readonly seeds?: Int32Array | null;
   /** Told what will be read before it is read; default NO_PREFETCH (reads fault or block when scored). */
   readonly prefetch?: NeighborPrefetch | null;
   /**
@@ -76,7 +98,9 @@ export class HnswGraphSearcher {
   /** The query's cross-segment queue when searching as one of several segments (MultiLeafKnnCollector). */
   private global: GlobalSimilarityQueue | null = null;
   private readonly multi = new MultiLeafState();
-  private readonly epScratch = new Int32Array(1);
+  private epScratch = new Int32Array(1);
+  /** Filtered traversal: the expanded node's list, kept while its rejected neighbours' lists are read. */
+  private hop1 = new Int32Array(64);
   private readonly stored = new StoredNeighborLists();
 
   constructor(maxOrd = 0) {
@@ -105,15 +129,17 @@ export class HnswGraphSearcher {
     acceptOrds?: AcceptOrds | null,
     visitedLimit = Infinity,
     global: GlobalSimilarityQueue | null = null,
+    traversal: FilteredTraversal | null = null,
   ): KnnSearchResult {
-    return this.run(scorer, this.stored.reset(graph), k, ef, acceptPredicate(acceptOrds), visitedLimit, global, NO_PREFETCH, 0);
+    return this.run(scorer, this.stored.reset(graph), k, ef, acceptPredicate(acceptOrds), visitedLimit, global, NO_PREFETCH, 0, traversal);
   }
 
   /** The same search over any NeighborLists (a graph read in place), with an optional prefetch hook. */
   searchLists(scorer: RandomVectorScorer, graph: NeighborLists, k: number, options: GraphSearchOptions = {}): KnnSearchResult {
     const prefetch = options.prefetch ?? NO_PREFETCH;
     const lookahead = prefetch === NO_PREFETCH ? 0 : (options.lookahead ?? 0);
-    return this.run(scorer, graph, k, options.ef ?? k, acceptPredicate(options.acceptOrds), options.visitedLimit ?? Infinity, options.global ?? null, prefetch, lookahead);
+    const traversal = options.filteredTraversal || options.seeds ? { twoHop: options.filteredTraversal === true, seeds: options.seeds ?? null } : null;
+    return this.run(scorer, graph, k, options.ef ?? k, acceptPredicate(options.acceptOrds), options.visitedLimit ?? Infinity, options.global ?? null, prefetch, lookahead, traversal);
   }
 
   private run(
@@ -126,6 +152,7 @@ export class HnswGraphSearcher {
     global: GlobalSimilarityQueue | null,
     prefetch: NeighborPrefetch,
     lookahead: number,
+    traversal: FilteredTraversal | null = null,
   ): KnnSearchResult {
     this.resetCounters(visitedLimit);
     this.global = global;
@@ -135,9 +162,15 @@ export class HnswGraphSearcher {
     this.ensureNeighborBuffers(graph.maxListLength);
     const ep = this.findBestEntryPoint(scorer, graph, prefetch);
     if (ep !== -1) {
+      const seeds = traversal?.seeds ?? null;
+      const numEps = 1 + (seeds?.length ?? 0);
+      if (this.epScratch.length < numEps) this.epScratch = new Int32Array(numEps);
       const eps = this.epScratch;
       eps[0] = ep;
-      this.beam(results, scorer, 0, eps, 1, graph, accept, prefetch, lookahead);
+      if (seeds) eps.set(seeds, 1);
+      const twoHop = traversal?.twoHop === true && accept !== null;
+      if (twoHop) this.ensureTwoHopBuffers(graph.maxListLength);
+      this.beam(results, scorer, 0, eps, numEps, graph, accept, prefetch, lookahead, twoHop);
     }
     prefetch.finish();
     this.global = null;
@@ -182,6 +215,55 @@ export class HnswGraphSearcher {
     this.nbrOrds = new Int32Array(n);
     this.nbrScores = new Float32Array(n);
     this.ahead = new Int32Array(4 * n);
+  }
+
+  /** A filtered traversal's hop holds a list and its neighbours' lists: n + n * n ords at most. */
+  private ensureTwoHopBuffers(n: number): void {
+    if (this.hop1.length < n + 1) this.hop1 = new Int32Array(n + 1);
+    const want = n + n * n;
+    if (this.nbrOrds.length >= want) return;
+    this.nbrOrds = new Int32Array(want);
+    this.nbrScores = new Float32Array(want);
+  }
+
+  /**
+   * The filtered traversal's hop from `node` (FilteredTraversal): its accepted unvisited
+   * neighbours, and for each rejected one, that neighbour's accepted unvisited neighbours (two
+   * hops), into nbrOrds, marking each visited; at most `budget` (the first one beyond it is marked
+   * but not taken). A rejected neighbour is marked visited too: it is crossed once, never scored.
+   */
+  private unvisitedTwoHop(graph: NeighborLists, level: number, node: number, budget: number, accept: (ord: number) => boolean): number {
+    const visited = this.visited;
+    const gen = this.gen;
+    const ords = this.nbrOrds;
+    // seek() may reuse one buffer for every list: keep this one while the others are read.
+    const own = this.hop1;
+    let base = graph.seek(level, node);
+    let lists = graph.lists;
+    const cnt = lists[base];
+    for (let j = 0; j <= cnt; j++) own[j] = lists[base + j];
+    let n = 0;
+    for (let j = 1; j <= cnt; j++) {
+      const f = own[j];
+      if (visited[f] === gen) continue;
+      visited[f] = gen;
+      if (accept(f)) {
+        if (n >= budget) return n;
+        ords[n++] = f;
+        continue;
+      }
+      base = graph.seek(level, f);
+      lists = graph.lists;
+      const cnt2 = lists[base];
+      for (let i = 1; i <= cnt2; i++) {
+        const g = lists[base + i];
+        if (visited[g] === gen || !accept(g)) continue;
+        visited[g] = gen;
+        if (n >= budget) return n;
+        ords[n++] = g;
+      }
+    }
+    return n;
   }
 
   /**
@@ -321,6 +403,7 @@ export class HnswGraphSearcher {
     accept: ((ord: number) => boolean) | null,
     prefetch: NeighborPrefetch,
     lookahead: number,
+    twoHop = false,
   ): void {
     this.newGeneration(graph.size);
     const visited = this.visited;
@@ -356,7 +439,7 @@ export class HnswGraphSearcher {
         else break;
       }
       const node = candidates.pop();
-      const n = this.unvisited(graph, level, node, limit - this.visitedCount);
+      const n = twoHop ? this.unvisitedTwoHop(graph, level, node, limit - this.visitedCount, accept!) : this.unvisited(graph, level, node, limit - this.visitedCount);
       if (n === 0) continue;
       this.scoreHop(scorer, graph, n, prefetch, lookahead, minAccepted);
       this.visitedCount += n;

@@ -31,6 +31,18 @@ export interface ResidentScorer extends RandomVectorScorer {
 /** Level 0's heap lists once a searcher has copied the graph into kernel memory. */
 const NO_LISTS = new Int32Array(0);
 
+/**
+ * A filtered search's accepted ords (a filter's docs that are live, as ords), and how the graph is
+ * searched with them: plain (every visited node scored, accepted ones collected: Lucene's filtered
+ * HNSW search) or as a filtered traversal (FilteredTraversal: accepted nodes only, crossing
+ * rejected neighbours), with optional extra entry points.
+ */
+export interface GraphFilter {
+  readonly bits: Uint32Array;
+  readonly twoHop: boolean;
+  readonly seeds: Int32Array | null;
+}
+
 /** A live-ords bitset both as the JS searcher reads it and where the kernel reads it (0: every ord live). */
 export interface ResidentLiveOrds {
   readonly bits: Uint32Array | null;
@@ -106,7 +118,7 @@ export class ResidentGraphSearcher {
    * Approximate top-k for the query currently set on `scorer` (which must score this searcher's
    * records): the same contract as HnswGraphSearcher.search with acceptOrds = the live ords.
    */
-  search(scorer: KernelGraphScorer, k: number, ef = k, visitedLimit = Infinity): KnnSearchResult {
+  search(scorer: KernelGraphScorer, k: number, ef = k, visitedLimit = Infinity, filter: GraphFilter | null = null): KnnSearchResult {
     this.checkUsable(scorer);
     const size = this.graph.size();
     if (k <= 0 || size === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
@@ -129,6 +141,11 @@ export class ResidentGraphSearcher {
       const encoded = scorer instanceof EncodedQuantizedScorer ? scorer.encoding : null;
       const r = this.records;
       const layout = this.graph.layout;
+      // Scratch for the filter first: allocating may grow the memory (and detach older views).
+      const livePtr = filter ? sc.acceptOrds(filter.bits, this.live.bits) : this.live.ptr;
+      if (filter?.twoHop) sc.ensureTwoHop(layout.stride);
+      const seedCount = filter?.seeds?.length ?? 0;
+      const seedsPtr = seedCount > 0 ? sc.seedOrds(filter!.seeds!) : 0;
       const i32 = kn.i32();
       const f32 = kn.f32();
       const c = sc.ctx >>> 2;
@@ -151,7 +168,10 @@ export class ResidentGraphSearcher {
       i32[c + CTX.stride / 4] = layout.stride;
       i32[c + CTX.visited / 4] = sc.visited;
       i32[c + CTX.gen / 4] = gen;
-      i32[c + CTX.live / 4] = this.live.ptr;
+      i32[c + CTX.live / 4] = livePtr;
+      i32[c + CTX.twoHop / 4] = filter?.twoHop ? 1 : 0;
+      i32[c + CTX.seeds / 4] = seedsPtr;
+      i32[c + CTX.seedCount / 4] = seedCount;
       i32[c + CTX.candidates / 4] = sc.candidates;
       i32[c + CTX.results / 4] = sc.results;
       i32[c + CTX.k / 4] = queueSize;
@@ -182,13 +202,15 @@ export class ResidentGraphSearcher {
    * grew during the search, so the scorer's scratch is reserved first (a search then allocates
    * nothing in kernel memory) and the memory is checked afterwards.
    */
-  searchJs(scorer: ResidentScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null, visitedLimit = Infinity): KnnSearchResult {
+  searchJs(scorer: ResidentScorer, k: number, ef = k, global: GlobalSimilarityQueue | null = null, visitedLimit = Infinity, filter: GraphFilter | null = null): KnnSearchResult {
     if (scorer instanceof EncodedQuantizedScorer || 'planesPtr' in scorer.query) this.checkUsable(scorer as KernelGraphScorer);
     else if (this.released) throw new Error('ResidentGraphSearcher: used after release()');
     scorer.reserve(maxStride(this.graph.layout));
     this.graph.refresh();
     const buffer = this.kernels.memory.buffer;
-    const result = this.scratch.upper.search(scorer, this.graph, k, ef, this.live.bits, visitedLimit, global);
+    const accept = filter ? andBits(filter.bits, this.live.bits) : this.live.bits;
+    const traversal = filter ? { twoHop: filter.twoHop, seeds: filter.seeds } : null;
+    const result = this.scratch.upper.search(scorer, this.graph, k, ef, accept, visitedLimit, global, traversal);
     if (buffer !== this.kernels.memory.buffer && buffer.byteLength === 0) throw new Error('ResidentGraphSearcher.searchJs: kernel memory grew during the search');
     return result;
   }
@@ -214,6 +236,14 @@ export class ResidentGraphSearcher {
     this.scratch.release();
     if (this.owned !== 0) this.kernels.free(this.owned);
   }
+}
+
+/** a AND b (b null: a itself). */
+function andBits(a: Uint32Array, b: Uint32Array | null): Uint32Array {
+  if (b === null) return a;
+  const out = new Uint32Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! & (b[i] ?? 0);
+  return out;
 }
 
 function maxStride(layout: ResidentGraphLayout): number {
@@ -242,6 +272,13 @@ class GraphSearchScratch {
   candidates = 0;
   nbrOrds = 0;
   nbrScores = 0;
+  /** nbrOrds/nbrScores capacity in ints. */
+  private nbrCapacity = 0;
+  /** A filtered search's accepted-ords bitset and seeds (sized to the largest asked for). */
+  private accept = 0;
+  private acceptWords = 0;
+  private seeds = 0;
+  private seedCapacity = 0;
   results = 0;
   outOrds = 0;
   outScores = 0;
@@ -262,10 +299,10 @@ class GraphSearchScratch {
   release(): void {
     if (--this.users > 0) return;
     const kn = this.kernels;
-    for (const p of [this.ctx, this.pad, this.visited, this.candidates, this.nbrOrds, this.nbrScores]) if (p !== 0) kn.free(p);
+    for (const p of [this.ctx, this.pad, this.visited, this.candidates, this.nbrOrds, this.nbrScores, this.accept, this.seeds]) if (p !== 0) kn.free(p);
     this.freeQueue();
-    this.ctx = this.pad = this.visited = this.candidates = this.nbrOrds = this.nbrScores = 0;
-    this.nodes = this.stride = this.codeBytes = 0;
+    this.ctx = this.pad = this.visited = this.candidates = this.nbrOrds = this.nbrScores = this.accept = this.seeds = 0;
+    this.nodes = this.stride = this.codeBytes = this.nbrCapacity = this.acceptWords = this.seedCapacity = 0;
     GraphSearchScratch.byKernels.delete(kn);
   }
 
@@ -291,12 +328,7 @@ class GraphSearchScratch {
       this.nodes = nodes;
     }
     if (stride > this.stride) {
-      const ords = kn.alloc(4 * stride);
-      const scores = kn.alloc(4 * stride);
-      if (this.nbrOrds !== 0) kn.free(this.nbrOrds);
-      if (this.nbrScores !== 0) kn.free(this.nbrScores);
-      this.nbrOrds = ords;
-      this.nbrScores = scores;
+      this.ensureNeighborBuffers(stride);
       this.stride = stride;
     }
     if (codeBytes > this.codeBytes) {
@@ -305,6 +337,52 @@ class GraphSearchScratch {
       this.pad = pad;
       this.codeBytes = codeBytes;
     }
+  }
+
+  private ensureNeighborBuffers(ints: number): void {
+    if (ints <= this.nbrCapacity) return;
+    const kn = this.kernels;
+    const ords = kn.alloc(4 * ints);
+    const scores = kn.alloc(4 * ints);
+    if (this.nbrOrds !== 0) kn.free(this.nbrOrds);
+    if (this.nbrScores !== 0) kn.free(this.nbrScores);
+    this.nbrOrds = ords;
+    this.nbrScores = scores;
+    this.nbrCapacity = ints;
+  }
+
+  /** A filtered traversal's hop takes a list and its neighbours' lists: stride + stride x stride ords. */
+  ensureTwoHop(stride: number): void {
+    this.ensureNeighborBuffers(stride + stride * stride);
+  }
+
+  /** Copies `bits` (AND `live`, when the segment has deletions) where the kernel reads accepted ords; its pointer. */
+  acceptOrds(bits: Uint32Array, live: Uint32Array | null): number {
+    const kn = this.kernels;
+    if (bits.length > this.acceptWords) {
+      const p = kn.alloc(4 * bits.length);
+      if (this.accept !== 0) kn.free(this.accept);
+      this.accept = p;
+      this.acceptWords = bits.length;
+    }
+    const view = kn.i32();
+    const at = this.accept >>> 2;
+    if (live === null) view.set(bits as unknown as Int32Array, at);
+    else for (let i = 0; i < bits.length; i++) view[at + i] = bits[i]! & (live[i] ?? 0);
+    return this.accept;
+  }
+
+  /** Copies the seeds where the kernel reads them; their pointer. */
+  seedOrds(seeds: Int32Array): number {
+    const kn = this.kernels;
+    if (seeds.length > this.seedCapacity) {
+      const p = kn.alloc(4 * seeds.length);
+      if (this.seeds !== 0) kn.free(this.seeds);
+      this.seeds = p;
+      this.seedCapacity = seeds.length;
+    }
+    kn.i32().set(seeds, this.seeds >>> 2);
+    return this.seeds;
   }
 
   /** This search's visit stamp (stamps are cleared once 2^31 - 1 searches have used them). */

@@ -388,6 +388,7 @@
     (local $j i32) (local $f i32) (local $i i32) (local $s f32) (local $key i64) (local $size i32)
     (local $outOrds i32) (local $outScores i32)
     (local $docBits i32) (local $query i32) (local $planeBytes i32) (local $lxScale f32)
+    (local $twoHop i32) (local $seeds i32) (local $seedCount i32) (local $base2 i32) (local $cnt2 i32) (local $j2 i32)
     (local.set $codeBytes (i32.load offset={{ctx.codeBytes}} (local.get $ctx)))
     (local.set $pad (i32.load offset={{ctx.pad}} (local.get $ctx)))
     (local.set $records (i32.load offset={{ctx.records}} (local.get $ctx)))
@@ -406,6 +407,9 @@
     (local.set $visited (i32.load offset={{ctx.visited}} (local.get $ctx)))
     (local.set $gen (i32.load offset={{ctx.gen}} (local.get $ctx)))
     (local.set $live (i32.load offset={{ctx.live}} (local.get $ctx)))
+    (local.set $twoHop (i32.load offset={{ctx.twoHop}} (local.get $ctx)))
+    (local.set $seeds (i32.load offset={{ctx.seeds}} (local.get $ctx)))
+    (local.set $seedCount (i32.load offset={{ctx.seedCount}} (local.get $ctx)))
     (local.set $cand (i32.load offset={{ctx.candidates}} (local.get $ctx)))
     (local.set $res (i32.load offset={{ctx.results}} (local.get $ctx)))
     (local.set $k (i32.load offset={{ctx.k}} (local.get $ctx)))
@@ -426,13 +430,20 @@
             (select (local.get $codeBytes) (local.get $planeBytes) (i32.eq (local.get $docBits) (i32.const 1)))
             (local.get $pad)))))
 
-    ;; the entry point
-    (local.set $f (i32.load offset={{ctx.entry}} (local.get $ctx)))
-    (if (i32.ne (i32.load (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2)))) (local.get $gen))
-      (then
-        (i32.store (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2))) (local.get $gen))
-        (if (i32.lt_s (local.get $visitedCount) (local.get $limit))
+    ;; the entry point, then the seeds (a filtered search's extra entry points): each scored once,
+    ;; a candidate, and a result when accepted; the visit limit ends the list
+    (local.set $i (i32.const -1))
+    (block $entered
+      (loop $enter
+        (local.set $f
+          (if (result i32) (i32.lt_s (local.get $i) (i32.const 0))
+            (then (i32.load offset={{ctx.entry}} (local.get $ctx)))
+            (else (i32.load (i32.add (local.get $seeds) (i32.shl (local.get $i) (i32.const 2)))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (if (i32.ne (i32.load (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2)))) (local.get $gen))
           (then
+            (i32.store (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2))) (local.get $gen))
+            (br_if $entered (i32.ge_s (local.get $visitedCount) (local.get $limit)))
             (i32.store (local.get $nbrOrds) (local.get $f))
             (if (i32.eq (local.get $docBits) (i32.const 1))
               (then
@@ -459,7 +470,8 @@
                 (call $heapUp (local.get $res) (local.get $nr)
                   (i64.or (i64.shl (i64.extend_i32_s (call $sortable (local.get $s))) (i64.const 32))
                     (i64.extend_i32_u (i32.xor (local.get $f) (i32.const -1)))))
-                (local.set $nr (i32.add (local.get $nr) (i32.const 1)))))))))
+                (local.set $nr (i32.add (local.get $nr) (i32.const 1)))))))
+        (br_if $enter (i32.lt_s (local.get $i) (local.get $seedCount)))))
 
     (local.set $minAccepted
       (call $nextUp
@@ -499,9 +511,31 @@
             (local.set $j (i32.add (local.get $j) (i32.const 1)))
             (br_if $nbr (i32.eq (i32.load (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2)))) (local.get $gen)))
             (i32.store (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2))) (local.get $gen))
-            (br_if $nbrDone (i32.ge_s (local.get $n) (local.get $budget)))
-            (i32.store (i32.add (local.get $nbrOrds) (i32.shl (local.get $n) (i32.const 2))) (local.get $f))
-            (local.set $n (i32.add (local.get $n) (i32.const 1)))
+            (if (i32.or (i32.eqz (local.get $twoHop))
+                  (i32.and (i32.shr_u (i32.load (i32.add (local.get $live) (i32.shl (i32.shr_u (local.get $f) (i32.const 5)) (i32.const 2))))
+                    (i32.and (local.get $f) (i32.const 31))) (i32.const 1)))
+              (then
+                (br_if $nbrDone (i32.ge_s (local.get $n) (local.get $budget)))
+                (i32.store (i32.add (local.get $nbrOrds) (i32.shl (local.get $n) (i32.const 2))) (local.get $f))
+                (local.set $n (i32.add (local.get $n) (i32.const 1)))
+                (br $nbr)))
+            ;; filtered traversal, $f rejected: cross it to its accepted unvisited neighbours
+            (local.set $base2 (i32.add (local.get $adj) (i32.mul (local.get $f) (local.get $stride))))
+            (local.set $cnt2 (i32.load (local.get $base2)))
+            (local.set $j2 (i32.const 1))
+            (block $hop2Done
+              (loop $hop2
+                (br_if $hop2Done (i32.gt_s (local.get $j2) (local.get $cnt2)))
+                (local.set $f (i32.load (i32.add (local.get $base2) (i32.shl (local.get $j2) (i32.const 2)))))
+                (local.set $j2 (i32.add (local.get $j2) (i32.const 1)))
+                (br_if $hop2 (i32.eq (i32.load (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2)))) (local.get $gen)))
+                (br_if $hop2 (i32.eqz (i32.and (i32.shr_u (i32.load (i32.add (local.get $live) (i32.shl (i32.shr_u (local.get $f) (i32.const 5)) (i32.const 2))))
+                  (i32.and (local.get $f) (i32.const 31))) (i32.const 1))))
+                (i32.store (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2))) (local.get $gen))
+                (br_if $nbrDone (i32.ge_s (local.get $n) (local.get $budget)))
+                (i32.store (i32.add (local.get $nbrOrds) (i32.shl (local.get $n) (i32.const 2))) (local.get $f))
+                (local.set $n (i32.add (local.get $n) (i32.const 1)))
+                (br $hop2)))
             (br $nbr)))
         (br_if $main (i32.eqz (local.get $n)))
         (if (i32.eq (local.get $docBits) (i32.const 1))
