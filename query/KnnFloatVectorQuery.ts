@@ -12,7 +12,7 @@ import { POLICY_STATE_INTS, believedResident, type PrefetchPolicyName } from './
 import { MIN_READ_AHEAD_CANDIDATES, leaderCount, type LeaderReadAhead } from './prefetch/LeaderReadAhead.js';
 import type { LeafReaderContext } from '../segments/index/IndexReader.js';
 import type { ReadPath } from './ReadPath.js';
-import type { SegmentKnnResult } from '../segments/index/searchSegment.js';
+import type { SegmentFilter, SegmentKnnResult } from '../segments/index/searchSegment.js';
 import type { SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
 import { monotonicMs } from './executor/clock.js';
 import { round3 } from './QueryStatsCollector.js';
@@ -58,6 +58,18 @@ export interface KnnOptions {
   readonly neighborPrefetch?: boolean;
   /** 'graph' first phase: how many next candidates' neighbours to read ahead with the budget a hop leaves (default 0). */
   readonly lookahead?: number;
+  /** Pre-filter: only docs it accepts are returned, min(k, accepted) of them ('codes' first phase). */
+  readonly filter?: KnnFilter | null;
+}
+
+/**
+ * A kNN query's pre-filter as the first phase needs it: each segment's accepted docs (live docs
+ * that match), as a bitset whose words live in a SharedArrayBuffer (the workers read it in place).
+ * The facade builds one from a filter query and its cache (query/filter).
+ */
+export interface KnnFilter {
+  accepted(leaf: LeafReaderContext): SegmentFilter;
+  toString(): string;
 }
 
 export const FIRST_PHASES = ['codes', 'graph'] as const;
@@ -108,7 +120,13 @@ export class KnnFloatVectorQuery extends Query {
     const profiler = ctx.profiler ?? null;
     const profile = profiler !== null;
     const ef = Math.max(this.k, this.options.numCandidates ?? this.k);
-    if (this.options.firstPhase === 'graph') return this.rewriteOnDisk(searcher, ctx, ef, started);
+    if (this.options.firstPhase === 'graph') {
+      if (this.options.filter) throw new RangeError('a filtered kNN search needs the codes first phase (firstPhase: codes)');
+      return this.rewriteOnDisk(searcher, ctx, ef, started);
+    }
+    const filterAt = monotonicMs();
+    const filters = this.options.filter ? searcher.slices.map((slice) => slice.leaves.map((leaf) => this.options.filter!.accepted(leaf))) : null;
+    if (filters) profiler?.phase('knn.filter', filterAt);
     const global = this.options.multiLeaf === true && searcher.reader.leaves.length > 1 ? GlobalSimilarityQueue.create(ef) : null;
     const js = this.options.graphSearch === 'js';
     const args = { target: this.target, k: this.k, ef, global, js, profile, strategy: this.options.segmentSearch };
@@ -122,7 +140,7 @@ export class KnnFloatVectorQuery extends Query {
     let sliceResults: KnnSliceResult[];
     let tookMs = Number.NaN;
     try {
-      sliceResults = await this.searchSlices(searcher, placement.where, args, ctx, turns);
+      sliceResults = await this.searchSlices(searcher, placement.where, args, ctx, turns, filters);
       tookMs = monotonicMs() - phaseAt;
     } finally {
       searcher.knnPlacement.done(placement, tookMs);
@@ -134,7 +152,7 @@ export class KnnFloatVectorQuery extends Query {
     // Cancellation is checked between phases, never by aborting a running task: piscina would
     // terminate the worker, and with it every segment the worker holds open.
     ctx.signal?.throwIfAborted();
-    const merged = this.merge(searcher, ctx, sliceResults);
+    const merged = this.merge(searcher, ctx, sliceResults, filters);
     const readAhead = readAheadDocs(searcher, sliceResults);
     profiler?.phase('knn.merge', mergeAt);
     ctx.stats.firstPhaseMs += performance.now() - started;
@@ -148,13 +166,20 @@ export class KnnFloatVectorQuery extends Query {
    * no worker has started by the time this thread is done; or every segment in one task
    * (`worker`), its result handed back slice by slice.
    */
-  private async searchSlices(searcher: Searcher, where: FirstPhaseWhere, args: Omit<KnnSliceArgs, 'segments'>, ctx: SearchContext, turns: CallerTurns): Promise<KnnSliceResult[]> {
+  private async searchSlices(
+    searcher: Searcher,
+    where: FirstPhaseWhere,
+    args: Omit<KnnSliceArgs, 'segments'>,
+    ctx: SearchContext,
+    turns: CallerTurns,
+    filters: readonly (readonly SegmentFilter[])[] | null,
+  ): Promise<KnnSliceResult[]> {
     const slices = searcher.slices;
     const profiler = ctx.profiler ?? null;
     const readAhead = (leaves: readonly LeafReaderContext[]) => this.readAhead(searcher, ctx, leaves);
     if (where === 'worker') {
       const handles = slices.flatMap((s) => s.handles);
-      const task = { ...args, readAhead: readAhead(slices.flatMap((s) => s.leaves)) };
+      const task = { ...args, readAhead: readAhead(slices.flatMap((s) => s.leaves)), filters: filters ? filters.flat() : null };
       const all = untaken(await runOnSegments(searcher.executor, KNN_SLICE, handles, task, { order: ctx.startedAt, hops: profiler?.hops }));
       let at = 0;
       return slices.map((slice, s) => {
@@ -168,7 +193,7 @@ export class KnnFloatVectorQuery extends Query {
     const here = where === 'caller' ? slices.length : where === 'caller+executor' ? 1 : 0;
     const beforeSegment = () => turns.next();
     const searchHere = async (slice: LeafSlice): Promise<KnnSliceResult> => {
-      const r = await knnSlice({ ...args, segments: { keys: [], handles: slice.handles }, readAhead: readAhead(slice.leaves) }, beforeSegment);
+      const r = await knnSlice({ ...args, segments: { keys: [], handles: slice.handles }, readAhead: readAhead(slice.leaves), filters: filters?.[slices.indexOf(slice)] ?? null }, beforeSegment);
       if (isUnknownSegments(r) || isSliceTaken(r)) throw new Error('knn.slice on the calling thread was given its handles and still did not search them');
       return r;
     };
@@ -185,7 +210,13 @@ export class KnnFloatVectorQuery extends Query {
     const cells = here > 0 && posting.length > 0 ? new Int32Array(new SharedArrayBuffer(4 * posting.length)) : null;
     const hops = posting.map((): TaskHop[] => []);
     const posted = posting.map((slice, j) =>
-      runOnSegments(searcher.executor, KNN_SLICE, slice.handles, { ...args, claim: cells && { cells, at: j }, readAhead: readAhead(slice.leaves) }, { order: ctx.startedAt, hops: profiler ? hops[j] : undefined }),
+      runOnSegments(
+        searcher.executor,
+        KNN_SLICE,
+        slice.handles,
+        { ...args, claim: cells && { cells, at: j }, readAhead: readAhead(slice.leaves), filters: filters?.[here + j] ?? null },
+        { order: ctx.startedAt, hops: profiler ? hops[j] : undefined },
+      ),
     );
     // Should a slice here throw, or a slice be taken back, the posted tasks' failure is not left
     // unhandled (awaiting one below still throws).
@@ -265,6 +296,7 @@ export class KnnFloatVectorQuery extends Query {
     searcher: Searcher,
     ctx: SearchContext,
     sliceResults: readonly { readonly segments: readonly SegmentKnnResult[]; readonly segmentMs?: Float64Array | null; readonly threadId: number }[],
+    filters: readonly (readonly SegmentFilter[])[] | null = null,
   ): TopDocs {
     const profiler = ctx.profiler ?? null;
     const perLeaf: TopDocs[] = new Array(searcher.reader.leaves.length);
@@ -273,6 +305,8 @@ export class KnnFloatVectorQuery extends Query {
         const r = sliceResults[s].segments[i];
         ctx.stats.visited += r.visited;
         if (r.strategy === 'exhaustive') ctx.stats.exhaustiveSegments++;
+        const filter = filters?.[s]?.[i];
+        if (filter) ctx.stats.filtered.push({ segment: leaf.reader.name, cardinality: filter.cardinality, strategy: r.strategy, visited: r.visited });
         if (profiler) {
           const segmentMs = sliceResults[s].segmentMs?.[i] ?? 0;
           const quantizeMs = r.quantizeMs ?? 0;
@@ -294,7 +328,7 @@ export class KnnFloatVectorQuery extends Query {
   }
 
   toString(): string {
-    return `KnnFloatVectorQuery(field=${this.field}, k=${this.k}${this.options.numCandidates ? `, numCandidates=${this.options.numCandidates}` : ''})`;
+    return `KnnFloatVectorQuery(field=${this.field}, k=${this.k}${this.options.numCandidates ? `, numCandidates=${this.options.numCandidates}` : ''}${this.options.filter ? `, filter=${this.options.filter}` : ''})`;
   }
 }
 

@@ -1,3 +1,4 @@
+import type { SegmentStrategy } from '../segments/index/SegmentSearchPlan.js';
 /**
  * A search's profile (what `profile: true` adds to `stats`, in the spirit of Elasticsearch's
  * search profile): where one query's time went, phase by phase, so per-query overhead is measured
@@ -43,8 +44,11 @@ export interface SegmentProfile {
   /** Graph (or exhaustive) search with the segment's estimator. */
   readonly searchMs: number;
   readonly visited: number;
-  /** 'hnsw': the graph was searched; 'exhaustive': every code was scanned (no graph, or cheaper by the cost model). */
-  readonly strategy: 'hnsw' | 'exhaustive';
+  /**
+   * 'hnsw': the graph was searched; 'filtered-hnsw': the graph, as a filtered traversal;
+   * 'exhaustive': every (accepted) code was scanned (no graph, or cheaper by the cost model).
+   */
+  readonly strategy: SegmentStrategy;
 }
 
 export interface RescoreShareProfile {

@@ -1,6 +1,18 @@
+import type { SegmentStrategy } from '../segments/index/SegmentSearchPlan.js';
 import type { QueryProfile } from './QueryProfile.js';
 import type { ReadPath } from './ReadPath.js';
 import type { FirstPhaseWhere } from './knn/KnnThread.js';
+
+/** One segment of a filtered search. */
+export interface FilteredSegment {
+  readonly segment: string;
+  /** Live docs the filter accepts in the segment (exact). */
+  readonly cardinality: number;
+  /** How the planner searched the segment for this filter (SegmentSearchPlan.planFilteredSearch). */
+  readonly strategy: SegmentStrategy;
+  /** Codes scored. */
+  readonly visited: number;
+}
 
 /** Per-query counters and timings (summed into /metrics by the server). */
 export interface QueryStats {
@@ -11,6 +23,8 @@ export interface QueryStats {
   readonly visited: number;
   /** Segments the first phase scanned flat instead of searching their graph (no graph, or cheaper by the cost model). */
   readonly exhaustiveSegments: number;
+  /** A filtered search: per segment, how many docs its filter accepted and how the segment was searched. Absent: no filter. */
+  readonly filter?: readonly FilteredSegment[];
   /** Pages for which a prefetch (madvise/read) was issued. */
   readonly pagesPrefetched: number;
   /** Pages found already resident by a residency check (so no prefetch was needed). */

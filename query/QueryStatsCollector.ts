@@ -1,4 +1,4 @@
-import type { FirstPhaseIo, QueryStats } from './QueryStats.js';
+import type { FilteredSegment, FirstPhaseIo, QueryStats } from './QueryStats.js';
 import { addGraphCounters, newGraphCounters, type GraphIoCounters } from './prefetch/GraphPrefetcher.js';
 import type { ReadPath } from './ReadPath.js';
 import { addCounters, newCounters, type RescoreCounters } from './prefetch/RescoreCounters.js';
@@ -14,6 +14,8 @@ export class QueryStatsCollector {
   candidates = 0;
   visited = 0;
   exhaustiveSegments = 0;
+  /** A filtered search's segments (empty: no filter). */
+  readonly filtered: FilteredSegment[] = [];
   deferred = true;
   firstPhaseMs = 0;
   rescoreMs = 0;
@@ -48,6 +50,7 @@ export class QueryStatsCollector {
       candidates: this.candidates,
       visited: this.visited,
       exhaustiveSegments: this.exhaustiveSegments,
+      ...(this.filtered.length > 0 ? { filter: this.filtered } : {}),
       pagesPrefetched: this.io.pagesPrefetched,
       pagesResident: this.io.pagesResident,
       pagesReadAhead: this.pagesReadAhead,

@@ -1,7 +1,7 @@
 import { threadId } from 'node:worker_threads';
 import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
-import { searchSegment, warmSegments, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
+import { searchSegment, warmSegments, type SegmentFilter, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
 import { loadSegment } from '../../segments/index/WorkerSegments.js';
 import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import { defineTask } from '../executor/Task.js';
@@ -34,6 +34,8 @@ export interface KnnSliceArgs {
   readonly claim?: SliceClaim | null;
   /** Prefetch each searched segment's leaders for the rescoring that follows (LeaderReadAhead); absent: none. */
   readonly readAhead?: LeaderReadAhead | null;
+  /** Pre-filter, per segment in slice order: its accepted docs (bitsets over SharedArrayBuffers); absent: unfiltered. */
+  readonly filters?: readonly SegmentFilter[] | null;
 }
 
 /** A claim cell's states: set once, by whichever of the worker and the calling thread comes first. */
@@ -95,7 +97,7 @@ export async function knnSlice(args: KnnSliceArgs, beforeSegment?: () => Promise
     const turn = beforeSegment?.();
     if (turn) await turn;
     const at = segmentMs ? performance.now() : 0;
-    const result = await searchSegment(segments[i]!, args.target, options);
+    const result = await searchSegment(segments[i]!, args.target, args.filters ? { ...options, filter: args.filters[i] } : options);
     out.push(result);
     if (segmentMs) segmentMs[i] = performance.now() - at;
     // After the timing: the read-ahead is I/O issued for the rescoring, not this segment's search.

@@ -550,6 +550,7 @@ export function exactSearch(
 ): KnnSearchResult {
   const maxOrd = scorer.maxOrd;
   if (k <= 0 || maxOrd === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
+  if (acceptOrds instanceof Uint32Array) return exactSearchBits(scorer, k, acceptOrds, visitedLimit);
   const accept = acceptPredicate(acceptOrds);
   const heap = new NeighborQueue(k, false);
   const ords = new Int32Array(EXACT_CHUNK);
@@ -586,6 +587,48 @@ export function exactSearch(
     visited += n;
     for (let i = 0; i < n; i++) heap.insertWithOverflow(ords[i], scores[i]);
   }
+  return drain(heap, visited, early);
+}
+
+/**
+ * exactSearch over the set bits of an accepted-ords bitset: a word at a time, zero words skipped,
+ * so a sparse filter costs its passing ords, not the segment's size. Same order and tie rule.
+ */
+function exactSearchBits(scorer: RandomVectorScorer, k: number, bits: Uint32Array, visitedLimit: number): KnnSearchResult {
+  const maxOrd = scorer.maxOrd;
+  const heap = new NeighborQueue(k, false);
+  const ords = new Int32Array(EXACT_CHUNK);
+  const scores = new Float32Array(EXACT_CHUNK);
+  let visited = 0;
+  let early = false;
+  let n = 0;
+  const flush = () => {
+    scorer.bulkScore(ords, n, scores);
+    visited += n;
+    for (let i = 0; i < n; i++) heap.insertWithOverflow(ords[i]!, scores[i]!);
+    n = 0;
+  };
+  const words = Math.min(bits.length, (maxOrd + 31) >>> 5);
+  outer: for (let w = 0; w < words; w++) {
+    let word = bits[w]!;
+    while (word !== 0) {
+      const bit = 31 - Math.clz32(word & -word);
+      word &= word - 1;
+      const o = (w << 5) | bit;
+      if (o >= maxOrd) break outer;
+      if (visited + n >= visitedLimit) {
+        early = true;
+        break outer;
+      }
+      ords[n++] = o;
+      if (n === EXACT_CHUNK) flush();
+    }
+  }
+  if (n > 0) flush();
+  return drain(heap, visited, early);
+}
+
+function drain(heap: NeighborQueue, visited: number, early: boolean): KnnSearchResult {
   const take = heap.size();
   const outOrds = new Int32Array(take);
   const outScores = new Float32Array(take);

@@ -13,10 +13,16 @@
  * ef, so a query gets the same hits from every worker.
  */
 
-export type SegmentStrategy = 'hnsw' | 'exhaustive';
+/**
+ * 'hnsw': the graph (with a filter: every visited node scored, the accepted ones collected, as
+ * Lucene's filtered HNSW search); 'filtered-hnsw': the graph as a filtered traversal (accepted
+ * nodes only, crossing rejected ones; HnswGraphSearcher's FilteredTraversal); 'exhaustive':
+ * every (accepted) code scored.
+ */
+export type SegmentStrategy = 'hnsw' | 'exhaustive' | 'filtered-hnsw';
 
 /** What a search may ask of every segment: the plan's choice (`auto`) or one strategy forced. */
-export const SEGMENT_SEARCHES = ['auto', 'hnsw', 'exhaustive'] as const satisfies readonly ('auto' | SegmentStrategy)[];
+export const SEGMENT_SEARCHES = ['auto', 'hnsw', 'exhaustive', 'filtered-hnsw'] as const satisfies readonly ('auto' | SegmentStrategy)[];
 export type SegmentSearch = (typeof SEGMENT_SEARCHES)[number];
 
 /**
@@ -57,3 +63,33 @@ export function planSegmentSearch(docs: number, ef: number, hasGraph: boolean): 
   if (EXPECTED_VISITS_PER_EF * ef >= scanCostInVisits) return SCAN;
   return { strategy: 'hnsw', visitLimit: Math.floor(scanCostInVisits) };
 }
+
+/**
+ * The plan for a segment of `docs` records of which a filter accepts `cardinality` (live and
+ * passing), searched with beam `ef`. Lucene's rule bounds the cost: no plan costs much more than
+ * scoring every accepted code, because a graph search is given the scan's cost as its visit
+ * limit and replaced by the scan when it reaches it. Within that bound the cheapest expected
+ * strategy wins, by the filter's selectivity s = cardinality / docs:
+ * - the scan costs `cardinality` scanned docs (only passing codes are scored);
+ * - the plain filtered graph scores about EXPECTED_VISITS_PER_EF x ef / s nodes (it must visit
+ *   1/s nodes per accepted one), each VISIT_COST_IN_SCANNED_DOCS;
+ * - the filtered traversal scores accepted nodes only, about FILTERED_VISITS_PER_EF x ef, but
+ *   reads the lists of the rejected neighbours it crosses: per scored node about
+ *   (1 - s) x M checks of TWO_HOP_CHECK_COST scanned docs each.
+ */
+export function planFilteredSearch(docs: number, cardinality: number, ef: number, hasGraph: boolean, maxConn: number): SegmentSearchPlan {
+  if (!hasGraph || cardinality <= ef) return SCAN;
+  const s = cardinality / docs;
+  const scan = cardinality;
+  const plain = (EXPECTED_VISITS_PER_EF * ef * VISIT_COST_IN_SCANNED_DOCS) / s;
+  const filtered = FILTERED_VISITS_PER_EF * ef * (VISIT_COST_IN_SCANNED_DOCS + (1 - s) * 2 * maxConn * TWO_HOP_CHECK_COST);
+  const limit = Math.floor(scan / VISIT_COST_IN_SCANNED_DOCS);
+  if (scan <= Math.min(plain, filtered)) return SCAN;
+  return { strategy: filtered < plain ? 'filtered-hnsw' : 'hnsw', visitLimit: limit };
+}
+
+/** Scored nodes per unit of beam width in a filtered traversal (more than unfiltered: two-hop hops land on fewer good nodes). */
+export const FILTERED_VISITS_PER_EF = 6;
+
+/** One neighbour check of a filtered traversal (a visit stamp and a filter bit, no scoring), in scanned docs. */
+export const TWO_HOP_CHECK_COST = 0.05;

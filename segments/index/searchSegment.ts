@@ -8,7 +8,8 @@ import { EncodedQuantizedScorer } from '../quantized/EncodedVectorScorer.js';
 import type { KnnSearchResult } from '../hnsw/HnswGraphSearcher.js';
 import type { KernelGraphScorer } from '../hnsw/ResidentGraphSearcher.js';
 import type { QuantizedQuery } from '../quantized/QueryQuantizer.js';
-import { planSegmentSearch, type SegmentSearch, type SegmentSearchPlan, type SegmentStrategy } from './SegmentSearchPlan.js';
+import { planFilteredSearch, planSegmentSearch, type SegmentSearch, type SegmentSearchPlan, type SegmentStrategy } from './SegmentSearchPlan.js';
+import type { GraphFilter } from '../hnsw/ResidentGraphSearcher.js';
 
 /** Rotations by (dims, seed): segments of one index share theirs, and building one costs O(dims) draws. */
 const rotations = new Map<string, RandomizedHadamard>();
@@ -38,11 +39,23 @@ export interface SegmentSearchOptions {
   readonly profile?: boolean;
   /**
    * 'auto' (default): the graph or a flat scan of the codes, whichever the cost model expects to
-   * be cheaper (SegmentSearchPlan.ts); 'hnsw' or 'exhaustive' force one (benchmarks, tests). A
-   * segment without a graph is always scanned.
+   * be cheaper (SegmentSearchPlan.ts); 'hnsw', 'filtered-hnsw' or 'exhaustive' force one
+   * (benchmarks, tests). A segment without a graph is always scanned.
    */
   readonly strategy?: SegmentSearch;
+  /** Pre-filter: only these docs may be returned (a search returns min(k, accepted) hits). Absent: every live doc. */
+  readonly filter?: SegmentFilter | null;
 }
+
+/** A filter's accepted docs of one segment: live docs that match, as a bitset over segment docs. */
+export interface SegmentFilter {
+  readonly bits: Uint32Array;
+  /** Set bits: the plan's input. */
+  readonly cardinality: number;
+}
+
+/** Extra entry points a filtered traversal starts from, spread over the accepted ords. */
+const FILTER_SEEDS = 8;
 
 export interface SegmentKnnResult {
   /** Segment-local docs, best first (score desc, then doc asc). */
@@ -100,7 +113,7 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
   }
   const quantizeMs = options.profile ? performance.now() - quantizeAt : 0;
   try {
-    const { result, strategy } = searchCodes(seg, scorer, options);
+    const { result, strategy } = options.filter ? searchFiltered(seg, scorer, options, options.filter) : searchCodes(seg, scorer, options);
     const table = handle.vectors.ordToDoc;
     const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
     return { docs, scores: result.scores, visited: result.visited, strategy, quantizeMs };
@@ -131,6 +144,74 @@ function searchCodes(seg: LoadedSegment, scorer: KernelGraphScorer, options: Seg
     ? seg.graph.searchJs(scorer, k, options.ef, global, plan.visitLimit)
     : seg.graph.search(scorer, k, options.ef, plan.visitLimit);
   return result.earlyTerminated ? scan(result.visited) : { result, strategy: 'hnsw' };
+}
+
+/**
+ * A pre-filtered search: only accepted ords are returned, as Lucene's AbstractKnnVectorQuery does
+ * with a filter, by the plan for the filter's cardinality (planFilteredSearch): a scan of the
+ * accepted codes, the graph with the filter, or the graph as a filtered traversal; a graph search
+ * that reaches the plan's visit limit (the scan's cost) or returns fewer than k hits is replaced
+ * by the scan, so a segment returns min(k, accepted) hits, never fewer because of the filter.
+ */
+function searchFiltered(seg: LoadedSegment, scorer: KernelGraphScorer, options: SegmentSearchOptions, filter: SegmentFilter): { result: KnnSearchResult; strategy: SegmentStrategy } {
+  const handle = seg.handle;
+  const k = options.k;
+  const ef = Math.max(k, options.ef);
+  if (filter.cardinality === 0) return { result: { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false }, strategy: 'exhaustive' };
+  const bits = acceptedOrds(handle, filter.bits);
+  const wanted = options.strategy ?? 'auto';
+  const plan: SegmentSearchPlan = wanted === 'auto'
+    ? planFilteredSearch(scorer.maxOrd, filter.cardinality, ef, seg.graph !== null, seg.graph?.graph.layout.stride ? (seg.graph.graph.layout.stride - 1) / 2 : 16)
+    : { strategy: seg.graph ? wanted : 'exhaustive', visitLimit: Infinity };
+  const scan = (visitedBefore: number) => {
+    const r = exactSearch(scorer, k, bits);
+    return { result: { ...r, visited: r.visited + visitedBefore }, strategy: 'exhaustive' as const };
+  };
+  if (plan.strategy === 'exhaustive' || !seg.graph) return scan(0);
+  const graphFilter: GraphFilter = { bits, twoHop: plan.strategy === 'filtered-hnsw', seeds: plan.strategy === 'filtered-hnsw' ? sampleSeeds(bits, FILTER_SEEDS) : null };
+  const global = options.global ?? null;
+  const result = global || options.js
+    ? seg.graph.searchJs(scorer, k, options.ef, global, plan.visitLimit, graphFilter)
+    : seg.graph.search(scorer, k, options.ef, plan.visitLimit, graphFilter);
+  if (result.earlyTerminated || result.ords.length < Math.min(k, filter.cardinality)) return scan(result.visited);
+  return { result, strategy: plan.strategy };
+}
+
+/** The filter's docs as ords: the same bitset when ord = doc (prescore's dense segments). */
+function acceptedOrds(handle: SegmentHandle, docBits: Uint32Array): Uint32Array {
+  const table = handle.vectors.ordToDoc;
+  if (!table) return docBits;
+  const out = new Uint32Array((table.length + 31) >>> 5);
+  for (let o = 0; o < table.length; o++) {
+    const d = table[o]!;
+    if ((docBits[d >>> 5]! >>> (d & 31)) & 1) out[o >>> 5]! |= 1 << (o & 31);
+  }
+  return out;
+}
+
+/** Up to `n` set bits spread over the bitset: the first one at or after each of n evenly spaced words. */
+function sampleSeeds(bits: Uint32Array, n: number): Int32Array {
+  const out: number[] = [];
+  let from = 0;
+  for (let i = 0; i < n; i++) {
+    const o = nextSetBit(bits, Math.max(from, Math.floor((i * bits.length) / n) * 32));
+    if (o < 0) break;
+    out.push(o);
+    from = o + 1;
+  }
+  return Int32Array.from(out);
+}
+
+/** The first set bit at or after `from`, or -1. */
+function nextSetBit(bits: Uint32Array, from: number): number {
+  let w = from >>> 5;
+  if (w >= bits.length) return -1;
+  let word = bits[w]! & (~0 << (from & 31));
+  for (;;) {
+    if (word !== 0) return (w << 5) | (31 - Math.clz32(word & -word));
+    if (++w >= bits.length) return -1;
+    word = bits[w]!;
+  }
 }
 
 /** Searches per worker that warm-up runs (enough for the JIT to have compiled the hot paths). */

@@ -11,6 +11,7 @@ import type { RescoreThread } from '../../query/rescore/RescoreThread.js';
 import type { KnnThread } from '../../query/knn/KnnThread.js';
 import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import type { CallerThread } from '../../query/CallerThread.js';
+import type { KnnFilter } from '../../query/KnnFloatVectorQuery.js';
 
 export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
 export type { QueryStats } from '../../query/QueryStats.js';
@@ -21,6 +22,8 @@ export { RESCORE_THREADS, type RescoreThread } from '../../query/rescore/Rescore
 export { KNN_THREADS, type KnnThread } from '../../query/knn/KnnThread.js';
 export { SEGMENT_SEARCHES, type SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 export { EVENT_LOOP, TURN_BUDGET_MS, type CallerThread } from '../../query/CallerThread.js';
+export type { KnnFilter } from '../../query/KnnFloatVectorQuery.js';
+export type { SegmentFilter } from '../../segments/index/searchSegment.js';
 
 export interface SearchOptions {
   /** Hits to return, in [1, 10000]. */
@@ -66,6 +69,13 @@ export interface SearchOptions {
    * are held (the HTTP server does), so under load searches go to the executor.
    */
   readonly callerThread?: CallerThread;
+  /**
+   * Pre-filter: only docs the filter accepts are returned, min(k, accepted) of them (Lucene's
+   * KnnFloatVectorQuery filter; Elasticsearch's `knn.filter`). Each segment is searched by the
+   * plan for its filter's cardinality (a scan of the accepted codes, the graph with the filter,
+   * or a filtered traversal); when few docs are accepted, every one of them is rescored.
+   */
+  readonly filter?: KnnFilter | null;
 }
 
 export interface SearchHit {
