@@ -98,7 +98,7 @@ describe('a search chooses per segment, and says what it chose', () => {
       expect(scan.stats.visited).toBe(3600);
       const graph = await vi.search(q, { k: 5, oversample: 1, numCandidates: 10, segmentSearch: 'hnsw' });
       expect(graph.stats.exhaustiveSegments).toBe(0);
-      await expect(vi.search(q, { k: 5, segmentSearch: 'flat' as never })).rejects.toThrow(/segmentSearch must be one of auto, hnsw, exhaustive, got flat/);
+      await expect(vi.search(q, { k: 5, segmentSearch: 'flat' as never })).rejects.toThrow(/segmentSearch must be one of auto, hnsw, exhaustive, filtered-hnsw, got flat/);
     } finally {
       await vi.close();
     }
