@@ -231,6 +231,9 @@ export class HnswGraphSearcher {
    * neighbours, and for each rejected one, that neighbour's accepted unvisited neighbours (two
    * hops), into nbrOrds, marking each visited; at most `budget` (the first one beyond it is marked
    * but not taken). A rejected neighbour is marked visited too: it is crossed once, never scored.
+   * Once the hop holds as many accepted nodes as `node` has neighbours, rejected neighbours are
+   * no longer crossed (marked visited only): where the filter passes many docs, two-hop lists
+   * would cost checks without adding candidates the beam needs.
    */
   private unvisitedTwoHop(graph: NeighborLists, level: number, node: number, budget: number, accept: (ord: number) => boolean): number {
     const visited = this.visited;
@@ -252,6 +255,8 @@ export class HnswGraphSearcher {
         ords[n++] = f;
         continue;
       }
+      // A hop that has gathered a full list's worth of accepted nodes crosses no more rejected ones.
+      if (n >= cnt) continue;
       base = graph.seek(level, f);
       lists = graph.lists;
       const cnt2 = lists[base];

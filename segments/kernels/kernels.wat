@@ -519,7 +519,9 @@
                 (i32.store (i32.add (local.get $nbrOrds) (i32.shl (local.get $n) (i32.const 2))) (local.get $f))
                 (local.set $n (i32.add (local.get $n) (i32.const 1)))
                 (br $nbr)))
-            ;; filtered traversal, $f rejected: cross it to its accepted unvisited neighbours
+            ;; filtered traversal, $f rejected: cross it to its accepted unvisited neighbours,
+            ;; unless this hop already holds as many accepted nodes as the node has neighbours
+            (br_if $nbr (i32.ge_s (local.get $n) (local.get $cnt)))
             (local.set $base2 (i32.add (local.get $adj) (i32.mul (local.get $f) (local.get $stride))))
             (local.set $cnt2 (i32.load (local.get $base2)))
             (local.set $j2 (i32.const 1))
