@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
+import { FastCompressionHashTable, compressWithDictionary } from '../segments/compress/LZ4.js';
 import { LuceneIndex, type LuceneSegment } from '../segments/lucene/LuceneIndex.js';
 import { ByteArrayDataInput } from '../segments/store/DataInput.js';
 import { ByteArrayDataOutput } from '../segments/store/DataOutput.js';
 import { readSliceBytes } from '../segments/store/FileSlice.js';
+import { CompressedUnit } from '../segments/storedfields/CompressionMode.js';
+import { LZ4_WITH_PRESET_DICT } from '../segments/storedfields/LZ4WithPresetDictCompressionMode.js';
 import { MODE_KEY, type StoredFieldsModeName } from '../segments/storedfields/Lucene90StoredFieldsFormat.js';
 import { StoredFieldsReader, directoryFiles } from '../segments/storedfields/StoredFieldsReader.js';
 import { readStoredFieldsInts, writeStoredFieldsInts } from '../segments/storedfields/StoredFieldsInts.js';
@@ -189,6 +192,43 @@ describe.each(['index.9.12.3-cfs.zip', 'index.10.0.0-cfs.zip'] as LuceneFixtureZ
         expect(hex(ours), `${segment.name}.${ext}`).toBe(hex(theirs));
       }
     }
+  });
+
+  it('each chunk\'s LZ4 dictionary and blocks, decompressed and compressed again (same split, one hash table), are the fixture\'s bytes', () => {
+    const index = LuceneIndex.open(dir);
+    let blocks = 0;
+    for (const segment of index.segments) {
+      const reader = openSegment(segment);
+      const fdt = readSliceBytes(segment.directory.openSlice(`${segment.name}.fdt`));
+      const { start, end } = reader.chunkRange(0);
+      reader.close();
+      // the chunk header: docBase, token, then the two int arrays (all docs of a chunk alike here)
+      const header = new ByteArrayDataInput(fdt, 'fdt', start, end - start);
+      header.readVInt();
+      const n = header.readVInt() >>> 2;
+      const ints = new Int32Array(n + 1);
+      if (n === 1) {
+        header.readVInt(); // fields of the doc
+        ints[1] = header.readVInt();
+      } else {
+        readStoredFieldsInts(header, n, ints, 0);
+        readStoredFieldsInts(header, n, ints, 1);
+      }
+      const total = n === 1 ? ints[1] : ints.subarray(1).reduce((a, b) => a + b, 0);
+      const unit = new CompressedUnit();
+      LZ4_WITH_PRESET_DICT.parseUnit(fdt, header.position, end, total, unit, 'fdt');
+      const ht = new FastCompressionHashTable(); // Lucene's writer starts the segment with a fresh table
+      const buffer = new Uint8Array(unit.dictLength + unit.blockLength);
+      const recompressed = new ByteArrayDataOutput();
+      LZ4_WITH_PRESET_DICT.decodeDictionary(fdt, unit, buffer, 'fdt');
+      compressWithDictionary(buffer, 0, 0, unit.dictLength, recompressed, ht);
+      for (let b = 0; b < unit.numBlocks; b++, blocks++) {
+        LZ4_WITH_PRESET_DICT.decodeBlock(fdt, unit, b, buffer, 'fdt');
+        compressWithDictionary(buffer, 0, unit.dictLength, unit.blockSize(b), recompressed, ht);
+      }
+      expect(hex(recompressed.toBytes()), segment.name).toBe(hex(fdt.subarray(unit.dictStart, unit.end)));
+    }
+    expect(blocks).toBeGreaterThan(40);
   });
 
   it('a flipped byte inside the compound file\'s .fdt is found by checkIntegrity, naming _0.cfs[_0.fdt]', () => {
