@@ -6,7 +6,7 @@ import { CorruptIndexException } from '../segments/codec/CorruptIndexException.j
 import { FastCompressionHashTable, compressWithDictionary } from '../segments/compress/LZ4.js';
 import { LuceneIndex, type LuceneSegment } from '../segments/lucene/LuceneIndex.js';
 import { ByteArrayDataInput } from '../segments/store/DataInput.js';
-import { ByteArrayDataOutput } from '../segments/store/DataOutput.js';
+import { ByteArrayDataOutput, type DataOutput } from '../segments/store/DataOutput.js';
 import { readSliceBytes } from '../segments/store/FileSlice.js';
 import { CompressedUnit } from '../segments/storedfields/CompressionMode.js';
 import { LZ4_WITH_PRESET_DICT } from '../segments/storedfields/LZ4WithPresetDictCompressionMode.js';
@@ -16,6 +16,7 @@ import { readStoredFieldsInts, writeStoredFieldsInts } from '../segments/storedf
 import { readTLong, readZDouble, readZFloat, readZInt, writeTLong, writeZDouble, writeZFloat, writeZInt } from '../segments/storedfields/StoredFieldValues.js';
 import type { StoredField, StoredFieldVisitor, StoredValue } from '../segments/storedfields/StoredFieldVisitor.js';
 import { StoredFieldsWriter } from '../segments/storedfields/StoredFieldsWriter.js';
+import { ZSTD814_COMPRESSION, ZSTD814_STORED_FIELDS } from '../segments/storedfields/Zstd814StoredFieldsFormat.js';
 import { mulberry32 } from '../src/gen/Rng.js';
 import { unzipLuceneFixture, type LuceneFixtureZip } from './support/luceneFixtures.js';
 
@@ -517,5 +518,97 @@ describe('corruption and truncation are reported naming the file', () => {
     expect(() => StoredFieldsReader.open(directoryFiles(dir), '_3', new Uint8Array(16), {})).toThrow(/file mismatch, expected id/);
     expect(() => open(dir, { mode: 'BEST_COMPRESSION' })).toThrow(/codec mismatch/);
     expect(() => open(dir, { maxDoc: 11 })).toThrow(/the segment has 11/);
+  });
+});
+
+describe('Elasticsearch Zstd814StoredFieldsFormat (read only)', () => {
+  // 'prescore zstd stored fields, ' x 20 + 'end' (583 bytes), compressed by the zstd CLI as
+  // Elasticsearch compresses (level 3, no checksum), and at level 19 with a checksum
+  const TEXT = 'prescore zstd stored fields, '.repeat(20) + 'end';
+  const FRAME_L3 = '28b52ffd6047014d0100040270726573636f7265207a7374642073746f726564206669656c64732c20656e6401009100957202';
+  const FRAME_L19_CHECKSUM = '28b52ffd6447014d0100040270726573636f7265207a7374642073746f726564206669656c64732c20656e640100910095720266ea4c2d';
+
+  function unitOf(frameHex: string): Uint8Array {
+    const out = new ByteArrayDataOutput();
+    const frame = Buffer.from(frameHex, 'hex');
+    out.writeVInt(frame.length);
+    out.writeBytes(frame);
+    return out.toBytes().slice();
+  }
+
+  it('a unit is a vint length and one zstd frame; the frame decodes to the unit', () => {
+    for (const frame of [FRAME_L3, FRAME_L19_CHECKSUM]) {
+      const src = unitOf(frame);
+      const unit = new CompressedUnit();
+      ZSTD814_COMPRESSION.parseUnit(src, 0, src.length, TEXT.length, unit, '_0.fdt');
+      expect(unit.end).toBe(src.length);
+      const dest = new Uint8Array(TEXT.length);
+      ZSTD814_COMPRESSION.decodeBlock(src, unit, 0, dest, '_0.fdt');
+      expect(new TextDecoder().decode(dest)).toBe(TEXT);
+    }
+  });
+
+  it('a frame whose content size or bytes do not match the unit is corrupt', () => {
+    const src = unitOf(FRAME_L3);
+    const unit = new CompressedUnit();
+    ZSTD814_COMPRESSION.parseUnit(src, 0, src.length, TEXT.length + 1, unit, '_0.fdt');
+    expect(() => ZSTD814_COMPRESSION.decodeBlock(src, unit, 0, new Uint8Array(TEXT.length + 1), '_0.fdt')).toThrow(/declares 583 bytes.*resource=_0\.fdt/);
+    const bad = unitOf(FRAME_L3);
+    bad[8] ^= 0x06; // the block header: a compressed block becomes a run of one byte
+    ZSTD814_COMPRESSION.parseUnit(bad, 0, bad.length, TEXT.length, unit, '_0.fdt');
+    expect(() => ZSTD814_COMPRESSION.decodeBlock(bad, unit, 0, new Uint8Array(TEXT.length), '_0.fdt')).toThrow(CorruptIndexException);
+    expect(() => ZSTD814_COMPRESSION.parseUnit(src, 0, src.length - 1, TEXT.length, unit, '_0.fdt')).toThrow(/invalid zstd frame length/);
+  });
+
+  /**
+   * Elasticsearch's writer with one difference: frames of raw (stored) blocks instead of zstd's
+   * compressed ones, a valid Zstandard encoding any decoder reads. Empty units are written as
+   * nothing, as Elasticsearch does.
+   */
+  const rawZstd = {
+    ...ZSTD814_COMPRESSION,
+    newCompressor: () => ({
+      compress(bytes: Uint8Array, off: number, len: number, out: DataOutput): void {
+        if (len === 0) return;
+        const frame = new ByteArrayDataOutput();
+        frame.writeBytes(Uint8Array.of(0x28, 0xb5, 0x2f, 0xfd, 0xe0)); // magic; 8-byte content size, single segment
+        frame.writeInt(len);
+        frame.writeInt(0);
+        for (let start = 0; start < len || start === 0; start += 1 << 17) {
+          const size = Math.min(1 << 17, len - start);
+          const header = (size << 3) | (start + size >= len ? 1 : 0); // raw block, last flag
+          frame.writeBytes(Uint8Array.of(header & 0xff, (header >>> 8) & 0xff, header >>> 16));
+          frame.writeBytes(bytes, off + start, size);
+        }
+        out.writeVInt(frame.length);
+        out.writeBytes(frame.toBytes());
+      },
+    }),
+  };
+
+  it.each(['mmap', 'pread'] as const)('reads a whole segment in the zstd layout: chunks of 14 KiB / 128 docs, sliced chunks, empty docs (%s)', (readPath) => {
+    const dir = tmp();
+    const docs = randomDocs(1200, 31);
+    docs.splice(600, 0, [{ fieldNumber: 1, type: 'bytes', value: new Uint8Array(300_000).fill(9) }], [], [], []);
+    // 300 empty docs make at least one chunk of 128 empty docs: its unit is empty, nothing is written for it
+    docs.splice(900, 0, ...Array.from({ length: 300 }, (): Doc => []));
+    const w = StoredFieldsWriter.create(dir, '_3', ID, { format: { ...ZSTD814_STORED_FIELDS, compression: rawZstd } });
+    for (const doc of docs) {
+      w.startDocument();
+      for (const f of doc) w.writeField(f.fieldNumber, f);
+      w.finishDocument();
+    }
+    w.finish(docs.length);
+    w.close();
+    const fdt = readFileSync(join(dir, '_3.fdt'));
+    expect(fdt.subarray(5, 24).toString()).toBe('ZstdStoredFields814');
+    const reader = open(dir, { readPath });
+    expect(reader.mode.name).toBe('ZSTD814');
+    expect(reader.chunkSize).toBe(14 * 1024);
+    expect(reader.numChunks).toBeGreaterThan(1200 / 128);
+    for (let d = 0; d < docs.length; d++) expect(normalize(reader.documentFields(d)), `doc ${d}`).toEqual(normalize(docs[d]));
+    reader.checkIntegrity();
+    reader.close();
+    expect(() => StoredFieldsWriter.create(tmp(), '_0', ID, { format: ZSTD814_STORED_FIELDS })).toThrow(/not supported/);
   });
 });

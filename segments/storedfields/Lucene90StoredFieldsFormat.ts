@@ -132,7 +132,8 @@ export type StoredFieldsModeName = 'BEST_SPEED' | 'BEST_COMPRESSION';
 
 /** The parameters of a mode, as Lucene90StoredFieldsFormat fixes them. */
 export interface StoredFieldsModeParams {
-  readonly name: StoredFieldsModeName;
+  /** The mode's name (BEST_SPEED, BEST_COMPRESSION; other formats built on these files name theirs). */
+  readonly name: string;
   /** The `.fdt` codec name. */
   readonly formatName: string;
   readonly chunkSize: number;
@@ -165,8 +166,4 @@ export function modeByName(name: string): StoredFieldsModeParams {
   const mode = STORED_FIELDS_MODES.find((m) => m.name === name);
   if (!mode) throw new Error(`unknown stored fields mode ${name} (expected ${STORED_FIELDS_MODES.map((m) => m.name).join(' or ')})`);
   return mode;
-}
-
-export function modeByFormatName(formatName: string): StoredFieldsModeParams | undefined {
-  return STORED_FIELDS_MODES.find((m) => m.formatName === formatName);
 }

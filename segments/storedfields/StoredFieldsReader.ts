@@ -24,7 +24,7 @@ import {
   STRING,
   VERSION_CURRENT,
   VERSION_START,
-  modeByFormatName,
+  STORED_FIELDS_MODES,
   modeByName,
   type StoredFieldsModeName,
   type StoredFieldsModeParams,
@@ -33,6 +33,7 @@ import { StoredFieldsIndexReader } from './StoredFieldsIndex.js';
 import { readStoredFieldsInts } from './StoredFieldsInts.js';
 import { readTLong, readZDouble, readZFloat, readZInt } from './StoredFieldValues.js';
 import { DocumentCollector, type StoredField, type StoredFieldVisitor } from './StoredFieldVisitor.js';
+import { ZSTD814_STORED_FIELDS } from './Zstd814StoredFieldsFormat.js';
 
 /** Where a segment's logical files are: a Lucene SegmentDirectory (plain or compound) fits. */
 export interface SegmentFiles {
@@ -47,8 +48,9 @@ export function directoryFiles(path: string): SegmentFiles {
 export interface StoredFieldsReaderOptions {
   /**
    * The mode the segment says it uses (Lucene reads it from the `.si` attribute
-   * `Lucene90StoredFieldsFormat.mode`); checked against the `.fdt` codec. Without it, the mode is
-   * the one the `.fdt` codec names.
+   * `Lucene90StoredFieldsFormat.mode`); checked against the `.fdt` codec. Without it, the format
+   * is the one the `.fdt` codec names: Lucene's BEST_SPEED or BEST_COMPRESSION, or Elasticsearch's
+   * `ZstdStoredFields814` (whose segments carry `Zstd814StoredFieldsFormat.mode` instead).
    */
   readonly mode?: StoredFieldsModeName;
   readonly segmentSuffix?: string;
@@ -63,9 +65,13 @@ export interface StoredFieldsReaderOptions {
 
 const HEADER_PEEK = 256;
 
+/** The `.fdt` codecs this reader knows: Lucene's two modes and Elasticsearch's zstd format on the same files. */
+const READABLE_FORMATS: readonly StoredFieldsModeParams[] = [...STORED_FIELDS_MODES, ZSTD814_STORED_FIELDS];
+
 /**
  * Reads a segment's stored fields (Lucene90StoredFieldsFormat, BEST_SPEED and BEST_COMPRESSION, as
- * Lucene 9.9 to 10.x write them; layout in Lucene90StoredFieldsFormat.ts).
+ * Lucene 9.9 to 10.x write them, layout in Lucene90StoredFieldsFormat.ts; and Elasticsearch 8.16+'s
+ * zstd variant of the same files, Zstd814StoredFieldsFormat.ts).
  *
  * Memory: `.fdm` is read and CRC-checked at open; `.fdx` is held as its packed bytes (a few bits
  * per chunk); `.fdt` stays on disk and is read in place, one chunk at a time (a mapped view, or a
@@ -132,7 +138,7 @@ export class StoredFieldsReader {
     const header = new ByteArrayDataInput(readSliceBytes(fdtSlice, 0, Math.min(fdtSlice.length, HEADER_PEEK)), fdtSlice.name);
     const formatName = peekCodecName(header);
     const expected = options.mode === undefined ? undefined : modeByName(options.mode);
-    const mode = expected ?? modeByFormatName(formatName);
+    const mode = expected ?? READABLE_FORMATS.find((f) => f.formatName === formatName);
     if (mode === undefined) throw new CorruptIndexException(`unknown stored fields format ${formatName}`, fdtSlice.name);
     const { version } = checkIndexHeader(header, mode.formatName, VERSION_START, VERSION_CURRENT, segmentId, suffix);
     const headerLength = header.position;

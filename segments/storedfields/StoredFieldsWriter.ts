@@ -31,6 +31,11 @@ import type { StoredValue } from './StoredFieldVisitor.js';
 export interface StoredFieldsWriterOptions {
   /** BEST_SPEED (LZ4, Lucene's default) or BEST_COMPRESSION (DEFLATE). */
   readonly mode?: StoredFieldsModeName;
+  /**
+   * Explicit format parameters instead of a mode (e.g. a small chunk size in tests); files written
+   * with other parameters than a mode's are readable (the chunk size is in `.fdm`) but not Lucene's bytes.
+   */
+  readonly format?: StoredFieldsModeParams;
   /** The segment suffix in file names and headers (Lucene's default stored fields use none). */
   readonly segmentSuffix?: string;
 }
@@ -85,7 +90,7 @@ export class StoredFieldsWriter {
 
   /** Creates the segment's `.fdm` and `.fdt` in `directory` (they must not exist) and writes their headers. */
   static create(directory: string, segmentName: string, segmentId: Uint8Array, options: StoredFieldsWriterOptions = {}): StoredFieldsWriter {
-    const mode = options.mode === undefined ? BEST_SPEED : modeByName(options.mode);
+    const mode = options.format ?? (options.mode === undefined ? BEST_SPEED : modeByName(options.mode));
     const suffix = options.segmentSuffix ?? '';
     const paths = [META_EXTENSION, FIELDS_EXTENSION].map((ext) => join(directory, fileName(segmentName, suffix, ext)));
     const meta = new IndexOutput(paths[0]);
