@@ -333,6 +333,8 @@ export class StoredFieldsReader {
     this.sliced = (token & 1) !== 0;
     this.parseUnits(total, input.position, chunk);
     if (this.data.length < total) this.data = new Uint8Array(Math.max(total, Math.min(2 * this.data.length, 1 << 24)));
+    // after a huge (sliced) chunk, do not keep its buffer for the ordinary ones
+    else if (this.data.length > 1 << 24 && total < this.data.length >>> 2) this.data = new Uint8Array(total);
     this.chunkDocBase = docBase;
     this.chunkDocs = n;
     this.chunk = chunk;
@@ -373,7 +375,11 @@ export class StoredFieldsReader {
       const lo = Math.max(from, unitStart) - unitStart;
       const hi = Math.min(to, unitStart + unit.originalLength) - unitStart;
       if (lo >= hi) continue;
-      if (this.scratch.length < unit.dictLength + unit.blockLength) this.scratch = new Uint8Array(unit.dictLength + unit.blockLength);
+      const scratchSize = unit.dictLength + unit.blockLength;
+      if (this.scratch.length < scratchSize || (this.scratch.length > 1 << 24 && scratchSize < this.scratch.length >>> 2)) {
+        this.scratch = new Uint8Array(scratchSize);
+        this.scratchUnit = -1;
+      }
       if (!this.dictDecoded[u]) {
         this.compression.decodeDictionary(this.src, unit, this.scratch, name);
         this.data.set(this.scratch.subarray(0, unit.dictLength), unitStart);
@@ -409,11 +415,15 @@ function peekCodecName(header: ByteArrayDataInput): string {
   return name;
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: false });
+
 function readValue(input: ByteArrayDataInput, type: number, fieldNumber: number, visitor: StoredFieldVisitor): void {
   switch (type) {
     case STRING: {
-      const s = input.readString();
-      visitor.stringField?.(fieldNumber, s);
+      const length = input.readVInt();
+      if (length < 0) throw new CorruptIndexException(`negative string length ${length}`, input.resource);
+      const bytes = input.readBytes(length);
+      if (visitor.stringField) visitor.stringField(fieldNumber, UTF8.decode(bytes));
       return;
     }
     case BYTE_ARR: {

@@ -63,6 +63,8 @@ export class StoredFieldsWriter {
   private readonly compressor: UnitCompressor;
   private readonly index: StoredFieldsIndexWriter;
   private bufferedDocs = new ByteArrayDataOutput(1 << 16);
+  /** Scratch for encoding strings (a huge string's is dropped after use). */
+  private utf8 = new Uint8Array(1024);
   private numStoredFields: Int32Array = new Int32Array(16);
   private endOffsets: Int32Array = new Int32Array(16);
   private numBufferedDocs = 0;
@@ -120,9 +122,15 @@ export class StoredFieldsWriter {
     this.inDocument = true;
   }
 
+  /** A string, as UTF-8 (a lone surrogate becomes U+FFFD, as in Java's encoder). */
   writeString(fieldNumber: number, value: string): void {
     this.startField(fieldNumber, STRING);
-    this.bufferedDocs.writeString(value);
+    // at most 3 UTF-8 bytes per UTF-16 unit
+    if (this.utf8.length < 3 * value.length) this.utf8 = new Uint8Array(Math.max(3 * value.length, 2 * this.utf8.length));
+    const { written } = UTF8.encodeInto(value, this.utf8);
+    this.bufferedDocs.writeVInt(written);
+    this.bufferedDocs.writeBytes(this.utf8, 0, written);
+    if (this.utf8.length > 1 << 20) this.utf8 = new Uint8Array(1024);
   }
 
   writeBytes(fieldNumber: number, value: Uint8Array): void {
@@ -276,6 +284,8 @@ export class StoredFieldsWriter {
     if (this.finished) throw new Error('stored fields writer is finished');
   }
 }
+
+const UTF8 = new TextEncoder();
 
 function saveInts(values: Int32Array, count: number, out: IndexOutput): void {
   if (count === 1) out.writeVInt(values[0]);
