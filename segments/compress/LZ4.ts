@@ -134,6 +134,9 @@ export function compressWithDictionary(
   checkRange(bytes, dictOff, dictLen);
   checkRange(bytes, dictOff + dictLen, len);
   if (dictLen > MAX_DISTANCE) throw new RangeError(`LZ4 dictionary of ${dictLen} bytes exceeds ${MAX_DISTANCE}`);
+  // The block is encoded into a scratch array and handed to `out` in one call: a call per
+  // sequence to a DataOutput costs more than the matching itself.
+  const enc = encoder(maxCompressedLength(len));
   const end = dictOff + dictLen + len;
   let off = dictOff + dictLen;
   let anchor = off;
@@ -160,13 +163,16 @@ export function compressWithDictionary(
           matchLen = rLen;
         }
       }
-      encodeSequence(bytes, anchor, off - ref, off, matchLen, out);
+      encodeSequence(enc, bytes, anchor, off - ref, off, matchLen);
       off += matchLen;
       anchor = off;
     }
   }
   const literalLen = end - anchor;
-  writeLiterals(bytes, Math.min(literalLen, 15) << 4, anchor, literalLen, out);
+  writeLiterals(enc, bytes, Math.min(literalLen, 15) << 4, anchor, literalLen);
+  out.writeBytes(enc.buf, 0, enc.pos);
+  // a huge input's scratch is not worth keeping
+  if (enc.buf.length > 1 << 20) scratch = { buf: new Uint8Array(0), pos: 0 };
 }
 
 /**
@@ -209,7 +215,7 @@ export function decompress(
       }
       if (literalLen > srcEnd - s) throw corrupt(`literal run of ${literalLen} bytes reads past the end of the compressed bytes`, s, resource);
       if (literalLen > destEnd - d) throw corrupt(`output overflow: ${d - destPos + literalLen} bytes, expected ${length}`, s, resource);
-      if (literalLen < 32) {
+      if (literalLen < 64) {
         for (let i = 0; i < literalLen; i++) dest[d + i] = src[s + i];
       } else {
         dest.set(src.subarray(s, s + literalLen), d);
@@ -236,10 +242,11 @@ export function decompress(
     const ref = d - matchDec;
     if (ref < 0) throw corrupt(`match offset ${matchDec} reaches before the start of the output (dictionary included)`, s, resource);
     if (matchLen > destEnd - d) throw corrupt(`output overflow: ${d - destPos + matchLen} bytes, expected ${length}`, s, resource);
-    if (matchDec >= matchLen) {
+    if (matchLen >= 64 && matchDec >= matchLen) {
       dest.copyWithin(d, ref, ref + matchLen);
     } else {
-      // Overlapping: the match repeats its own output, byte by byte.
+      // Short matches (most of them) copy faster in a loop than through a call; an overlapping
+      // match (offset < length) must go byte by byte anyway: it repeats its own output.
       for (let i = 0; i < matchLen; i++) dest[d + i] = dest[ref + i];
     }
     d += matchLen;
@@ -267,26 +274,49 @@ function commonBytes(b: Uint8Array, o1: number, o2: number, limit: number): numb
   return n;
 }
 
-function writeLength(l: number, out: DataOutput): void {
+/** The output of the block being compressed (compress is synchronous, so one per thread will do). */
+interface Encoded {
+  buf: Uint8Array;
+  pos: number;
+}
+let scratch: Encoded = { buf: new Uint8Array(0), pos: 0 };
+
+function encoder(capacity: number): Encoded {
+  if (scratch.buf.length < capacity) scratch.buf = new Uint8Array(Math.max(capacity, 2 * scratch.buf.length));
+  scratch.pos = 0;
+  return scratch;
+}
+
+function writeLength(enc: Encoded, l: number): void {
+  const buf = enc.buf;
+  let p = enc.pos;
   while (l >= 0xff) {
-    out.writeByte(0xff);
+    buf[p++] = 0xff;
     l -= 0xff;
   }
-  out.writeByte(l);
+  buf[p++] = l;
+  enc.pos = p;
 }
 
-function writeLiterals(bytes: Uint8Array, token: number, anchor: number, literalLen: number, out: DataOutput): void {
-  out.writeByte(token);
-  if (literalLen >= 0x0f) writeLength(literalLen - 0x0f, out);
-  out.writeBytes(bytes, anchor, literalLen);
+function writeLiterals(enc: Encoded, bytes: Uint8Array, token: number, anchor: number, literalLen: number): void {
+  enc.buf[enc.pos++] = token;
+  if (literalLen >= 0x0f) writeLength(enc, literalLen - 0x0f);
+  const buf = enc.buf;
+  const p = enc.pos;
+  if (literalLen < 64) {
+    for (let i = 0; i < literalLen; i++) buf[p + i] = bytes[anchor + i];
+  } else {
+    buf.set(bytes.subarray(anchor, anchor + literalLen), p);
+  }
+  enc.pos = p + literalLen;
 }
 
-function encodeSequence(bytes: Uint8Array, anchor: number, matchDec: number, matchOff: number, matchLen: number, out: DataOutput): void {
+function encodeSequence(enc: Encoded, bytes: Uint8Array, anchor: number, matchDec: number, matchOff: number, matchLen: number): void {
   const literalLen = matchOff - anchor;
-  writeLiterals(bytes, (Math.min(literalLen, 0x0f) << 4) | Math.min(matchLen - MIN_MATCH, 0x0f), anchor, literalLen, out);
-  out.writeByte(matchDec & 0xff);
-  out.writeByte(matchDec >>> 8);
-  if (matchLen >= MIN_MATCH + 0x0f) writeLength(matchLen - 0x0f - MIN_MATCH, out);
+  writeLiterals(enc, bytes, (Math.min(literalLen, 0x0f) << 4) | Math.min(matchLen - MIN_MATCH, 0x0f), anchor, literalLen);
+  enc.buf[enc.pos++] = matchDec & 0xff;
+  enc.buf[enc.pos++] = matchDec >>> 8;
+  if (matchLen >= MIN_MATCH + 0x0f) writeLength(enc, matchLen - 0x0f - MIN_MATCH);
 }
 
 function checkRange(bytes: Uint8Array, off: number, len: number): void {
