@@ -335,6 +335,11 @@ describe('StoredFieldsWriter -> StoredFieldsReader', () => {
       expect(reader.mode.name).toBe(mode);
       expect(reader.numChunks).toBeGreaterThan(mode === 'BEST_SPEED' ? 10 : 2);
       expect(reader.numDirtyChunks).toBe(1);
+      // the big doc's chunk reached 2 x chunkSize: its token has the sliced bit
+      const { start } = reader.chunkRange(1500);
+      const header = new ByteArrayDataInput(readFileSync(join(dir, '_3.fdt')), '_3.fdt', start);
+      header.readVInt();
+      expect(header.readVInt() & 1).toBe(1);
       for (let d = 0; d < docs.length; d++) expect(normalize(reader.documentFields(d)), `doc ${d}`).toEqual(normalize(docs[d]));
       // random order: every chunk is loaded again, in any order
       const order = mulberry32(9);
@@ -427,6 +432,18 @@ describe('StoredFieldsWriter -> StoredFieldsReader', () => {
     expect(pread.mapping).toBeNull();
     expect(pread.prefetch(hits)).toBe(chunks.size); // posix_fadvise on the same ranges
     pread.close();
+  });
+
+  it('a segment without docs has no chunks and reads as empty', () => {
+    const dir = tmp();
+    writeDocs(dir, []);
+    const reader = open(dir, { maxDoc: 0 });
+    expect(reader.maxDoc).toBe(0);
+    expect(reader.numChunks).toBe(0);
+    expect(() => reader.documentFields(0)).toThrow(RangeError);
+    expect(reader.prefetch([])).toBe(0);
+    reader.checkIntegrity();
+    reader.close();
   });
 
   it('the writer writes what Lucene would name and frame: _N.fdt/.fdx/.fdm with the segment id and suffix', () => {

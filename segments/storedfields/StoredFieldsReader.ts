@@ -63,7 +63,8 @@ export interface StoredFieldsReaderOptions {
   readonly readPath?: 'mmap' | 'pread';
 }
 
-const HEADER_PEEK = 256;
+/** The longest index header: 4 + 1 + 127 (codec) + 4 + 16 + 1 + 255 (suffix) bytes. */
+const HEADER_PEEK = 408;
 
 /** The `.fdt` codecs this reader knows: Lucene's two modes and Elasticsearch's zstd format on the same files. */
 const READABLE_FORMATS: readonly StoredFieldsModeParams[] = [...STORED_FIELDS_MODES, ZSTD814_STORED_FIELDS];
