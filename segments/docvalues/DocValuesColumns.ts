@@ -88,7 +88,7 @@ export function numericColumn(entry: NumericEntry, data: RandomAccessBytes, maxD
   const docsWithField = docsBitSet(docs, maxDoc);
   const docCount = docs === null ? maxDoc : docs.length;
   if (encoding === 'long' && values.safe) {
-    return { kind: 'number', maxDoc, values: scatter(values.decodeNumbers(), docs, new Float64Array(maxDoc)), docsWithField, docCount };
+    return { kind: 'number', maxDoc, values: scatter(values.decodeNumbers(), docs, maxDoc), docsWithField, docCount };
   }
   const exact = scatterWords(values.decodeBigInts(), docs, maxDoc);
   if (encoding !== 'long') return { kind: 'number', maxDoc, values: decodeFloatingColumn(exact, encoding), docsWithField, docCount };
@@ -172,8 +172,9 @@ function perDocOffsets(starts: Int32Array, docs: Int32Array | null, maxDoc: numb
   return offsets;
 }
 
-function scatter(byIndex: Float64Array, docs: Int32Array | null, out: Float64Array): Float64Array {
+function scatter(byIndex: Float64Array, docs: Int32Array | null, maxDoc: number): Float64Array {
   if (docs === null) return byIndex;
+  const out = new Float64Array(maxDoc);
   for (let i = 0; i < docs.length; i++) out[docs[i]] = byIndex[i];
   return out;
 }

@@ -51,7 +51,7 @@ export class DocValuesSkipper {
         const view = new DataView(this.bytes.bytes.buffer, this.bytes.bytes.byteOffset + p, SKIP_INDEX_RECORD_BYTES);
         this.maxDoc[level] = view.getInt32(0, true);
         if (this.maxDoc[level] < target) {
-          this.pos += jumpLength(level);
+          this.pos += 4 + jumpLength(level);
           valid = false;
           break;
         }
