@@ -127,6 +127,32 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     }
   });
 
+  it('writes the same bytes whether the longs come as numbers or as bigints (the fast number path is Lucene\'s arithmetic too)', () => {
+    const maxDoc = 50_000;
+    const rnd = mulberry32(10);
+    const columns: number[][] = [
+      Array.from({ length: maxDoc }, () => 3 + 1000 * Math.floor(rnd() * 900)), // GCD
+      Array.from({ length: maxDoc }, () => [-5, 17, 2 ** 40, -(2 ** 45)][Math.floor(rnd() * 4)]), // table
+      Array.from({ length: maxDoc }, (_, d) => (d < 16384 ? d % 3 : Math.floor(rnd() * 2 ** 45))), // blocks
+      Array.from({ length: maxDoc }, (_, d) => 100 + (d % 150)), // min dropped
+    ];
+    const files = (asBigInt: boolean) => {
+      const { dir } = segment(
+        maxDoc,
+        [],
+        (w) => {
+          columns.forEach((c, i) => w.addNumericField({ number: i, skipIndex: i === 0 }, asBigInt ? c.map((v) => BigInt(v)) : c));
+          w.addSortedNumericField({ number: 9 }, columns[0].map((v, i) => (i % 3 === 0 ? [] : asBigInt ? [BigInt(v), BigInt(-v)] : [v, -v])));
+        },
+        { skipIndexIntervalSize: 16 },
+      );
+      return ['dvm', 'dvd'].map((ext) => readFileSync(join(dir, `_0_Lucene90_0.${ext}`)));
+    };
+    const [numbers, bigints] = [files(false), files(true)];
+    expect(Buffer.compare(numbers[0], bigints[0])).toBe(0);
+    expect(Buffer.compare(numbers[1], bigints[1])).toBe(0);
+  });
+
   it('sparse fields: the IndexedDISI gets ALL, DENSE and SPARSE blocks and a gap, read in place by nextDoc / advance / advanceExact and in bulk', () => {
     const has = sparseLayout(2);
     const rnd = mulberry32(3);

@@ -99,14 +99,12 @@ export function numericColumn(entry: NumericEntry, data: RandomAccessBytes, maxD
 }
 
 export function sortedColumn(entry: NumericEntry, valueCount: number, data: RandomAccessBytes, maxDoc: number): SortedColumn {
-  const byIndex = new NumericValues(entry, data).decodeNumbers(new Float64Array(entry.numValues));
+  const values = new NumericValues(entry, data);
   const docs = decodeDocs(entry, entry.numValues, data, maxDoc);
-  const ords = new Int32Array(maxDoc);
-  if (docs === null) ords.set(byIndex);
-  else {
-    ords.fill(-1);
-    for (let i = 0; i < docs.length; i++) ords[docs[i]] = byIndex[i];
-  }
+  if (docs === null) return { maxDoc, ords: values.decodeNumbers(new Int32Array(maxDoc)), valueCount };
+  const byIndex = values.decodeNumbers(new Int32Array(entry.numValues));
+  const ords = new Int32Array(maxDoc).fill(-1);
+  for (let i = 0; i < docs.length; i++) ords[docs[i]] = byIndex[i];
   return { maxDoc, ords, valueCount };
 }
 
@@ -125,8 +123,7 @@ export function sortedSetColumnFromSorted(sorted: SortedColumn): SortedSetColumn
 }
 
 export function sortedSetColumn(entry: SortedNumericEntry, valueCount: number, data: RandomAccessBytes, maxDoc: number): SortedSetColumn {
-  const ords = new Int32Array(entry.numValues);
-  new NumericValues(entry, data).decodeNumbers(new Float64Array(entry.numValues)).forEach((v, i) => (ords[i] = v));
+  const ords = new NumericValues(entry, data).decodeNumbers(new Int32Array(entry.numValues));
   return { maxDoc, offsets: docOffsets(entry, data, maxDoc), ords, valueCount };
 }
 

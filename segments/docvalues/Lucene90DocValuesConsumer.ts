@@ -52,12 +52,15 @@ export interface DocValuesConsumerOptions {
   readonly skipIndexIntervalSize?: number;
 }
 
-/** The values of a field in doc order: docs with a value, how many each has, all values flattened. */
+/**
+ * The values of a field in doc order: docs with a value, how many each has, all values flattened
+ * (as numbers when every one is a safe integer, else as exact int64s).
+ */
 interface Values {
   readonly docs: Int32Array;
   /** Values per doc (parallel to docs), or null when each doc has exactly one. */
   readonly counts: Int32Array | null;
-  readonly values: BigInt64Array;
+  readonly values: Float64Array | BigInt64Array;
 }
 
 const HALF_MIN = LONG_MIN / 2n;
@@ -261,59 +264,36 @@ export class Lucene90DocValuesConsumer {
   /**
    * A NumericEntry and its values, choosing the encoding as Lucene does: bits for the distinct
    * values (table) against bits for (max - min) / gcd; blocks when per-block widths save >= 10%;
-   * GCD and min arithmetic in int64 with Java's wrap-around (bigints, masked to 64 bits).
+   * GCD and min arithmetic in int64 with Java's wrap-around. Values whose span fits in 2^53 are
+   * handled as numbers (exact there, and fast); others as bigints masked to 64 bits.
    */
   private writeValues(v: Values, ords: boolean): void {
-    const values = v.values;
-    const n = values.length;
-    const first = n > 0 ? values[0] : 0n;
-    const global = new MinMax();
-    const block = new MinMax();
-    let gcd = 0n;
-    let unique: Set<bigint> | null = ords ? null : new Set();
-    for (let i = 0; i < n; i++) {
-      const x = values[i];
-      if (gcd !== 1n) {
-        // Far from zero, x - first could overflow and corrupt the GCD: Lucene gives up on it.
-        gcd = x < HALF_MIN || x > HALF_MAX ? 1n : gcdOf(gcd, x - first);
-      }
-      block.update(x);
-      if (block.count === NUMERIC_BLOCK_SIZE) {
-        global.merge(block);
-        block.nextBlock();
-      }
-      if (unique !== null && !unique.has(x)) {
-        unique.add(x);
-        if (unique.size > 256) unique = null;
-      }
-    }
-    global.merge(block);
-    global.finish();
-    block.finish();
-    let min = global.min;
-    const max = global.max;
+    const n = v.values.length;
+    const narrow = v.values instanceof Float64Array && safeSpan(v.values);
+    const stats = narrow ? numberStats(v.values as Float64Array, ords) : bigStats(asBigInts(v.values), ords);
+    let { min, gcd } = stats;
+    const { max, unique } = stats;
     if (ords && n > 0 && (min !== 0n || (max !== 0n && gcd !== 1n))) throw new Error(`ords must start at 0 without a GCD (min ${min}, gcd ${gcd})`);
 
     this.writeDocsWithField(v.docs);
     this.meta.writeLong(n);
     let bpv: number;
     let doBlocks = false;
-    let encode: Map<bigint, number> | null = null;
+    let table: bigint[] | null = null;
     if (min >= max) {
       bpv = 0;
       this.meta.writeInt(-1);
     } else {
       const range = BigInt.asIntN(64, max - min) / gcd;
-      if (unique !== null && unique.size > 1 && DirectWriter.unsignedBitsRequired(unique.size - 1) < DirectWriter.unsignedBitsRequired(range)) {
-        bpv = DirectWriter.unsignedBitsRequired(unique.size - 1);
-        const table = [...unique].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      if (unique !== null && unique.length > 1 && DirectWriter.unsignedBitsRequired(unique.length - 1) < DirectWriter.unsignedBitsRequired(range)) {
+        bpv = DirectWriter.unsignedBitsRequired(unique.length - 1);
+        table = [...unique].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
         this.meta.writeInt(table.length);
         for (const t of table) this.meta.writeLong(t);
-        encode = new Map(table.map((t, i) => [t, i]));
         min = 0n;
         gcd = 1n;
       } else {
-        doBlocks = global.spaceInBits > 0 && block.spaceInBits / global.spaceInBits <= 0.9;
+        doBlocks = stats.globalSpace > 0 && stats.blockSpace / stats.globalSpace <= 0.9;
         if (doBlocks) {
           bpv = 0xff;
           this.meta.writeInt(-2 - NUMERIC_BLOCK_SHIFT);
@@ -331,10 +311,20 @@ export class Lucene90DocValuesConsumer {
     this.meta.writeLong(start);
     let jumpTableOffset = -1;
     if (doBlocks) {
-      jumpTableOffset = this.writeValueBlocks(values, gcd);
+      jumpTableOffset = this.writeValueBlocks(v.values, narrow, gcd);
     } else if (bpv !== 0) {
       const w = DirectWriter.getInstance(this.data, n, bpv);
-      for (let i = 0; i < n; i++) w.add(encode !== null ? encode.get(values[i])! : packed(values[i], min, gcd));
+      if (narrow) {
+        const values = v.values as Float64Array;
+        const encode = table === null ? null : new Map(table.map((t, i) => [Number(t), i]));
+        const minN = Number(min);
+        const gcdN = Number(gcd);
+        for (let i = 0; i < n; i++) w.add(encode !== null ? encode.get(values[i])! : (values[i] - minN) / gcdN);
+      } else {
+        const values = asBigInts(v.values);
+        const encode = table === null ? null : new Map(table.map((t, i) => [t, i]));
+        for (let i = 0; i < n; i++) w.add(encode !== null ? encode.get(values[i])! : packed(values[i], min, gcd));
+      }
       w.finish();
     }
     this.meta.writeLong(this.data.filePointer - start);
@@ -342,14 +332,15 @@ export class Lucene90DocValuesConsumer {
   }
 
   /** Blocks of 2^14 values, each with its own min and width, then their offsets; returns the offsets' offset. */
-  private writeValueBlocks(values: BigInt64Array, gcd: bigint): number {
+  private writeValueBlocks(all: Float64Array | BigInt64Array, narrow: boolean, gcd: bigint): number {
     const offsets: number[] = [];
-    for (let from = 0; from < values.length; from += NUMERIC_BLOCK_SIZE) {
+    for (let from = 0; from < all.length; from += NUMERIC_BLOCK_SIZE) {
       offsets.push(this.data.filePointer);
-      const end = Math.min(values.length, from + NUMERIC_BLOCK_SIZE);
-      let min = values[from];
-      let max = values[from];
-      for (let i = from + 1; i < end; i++) {
+      const end = Math.min(all.length, from + NUMERIC_BLOCK_SIZE);
+      const values = narrow ? all.subarray(from, end) : asBigInts(all.subarray(from, end));
+      let min = values[0];
+      let max = values[0];
+      for (let i = 1; i < values.length; i++) {
         if (values[i] < min) min = values[i];
         if (values[i] > max) max = values[i];
       }
@@ -358,10 +349,15 @@ export class Lucene90DocValuesConsumer {
         this.data.writeLong(min);
         continue;
       }
-      const bpv = DirectWriter.unsignedBitsRequired(BigInt.asIntN(64, max - min) / gcd);
-      const buffer = new ByteArrayDataOutput(Math.ceil(((end - from) * bpv) / 8) + 8);
-      const w = DirectWriter.getInstance(buffer, end - from, bpv);
-      for (let i = from; i < end; i++) w.add(packed(values[i], min, gcd));
+      const bpv = DirectWriter.unsignedBitsRequired(BigInt.asIntN(64, BigInt(max) - BigInt(min)) / gcd);
+      const buffer = new ByteArrayDataOutput(Math.ceil((values.length * bpv) / 8) + 8);
+      const w = DirectWriter.getInstance(buffer, values.length, bpv);
+      if (narrow) {
+        const gcdN = Number(gcd);
+        for (let i = 0; i < values.length; i++) w.add(((values[i] as number) - (min as number)) / gcdN);
+      } else {
+        for (let i = 0; i < values.length; i++) w.add(packed(values[i] as bigint, min as bigint, gcd));
+      }
       w.finish();
       this.data.writeByte(bpv);
       this.data.writeLong(min);
@@ -464,8 +460,8 @@ export class Lucene90DocValuesConsumer {
    */
   private writeSkipIndex(v: Values): void {
     const start = this.data.filePointer;
-    let globalMax = LONG_MIN;
-    let globalMin = LONG_MAX;
+    let globalMax: Long = LONG_MIN;
+    let globalMin: Long = LONG_MAX;
     let docCount = 0;
     let maxDocId = -1;
     const maxAccumulators = 1 << (SKIP_INDEX_LEVEL_SHIFT * (SKIP_INDEX_MAX_LEVEL - 1));
@@ -548,12 +544,12 @@ function levelsAt(index: number, size: number): number {
 class Interval {
   maxDocID = -1;
   docCount = 0;
-  minValue = LONG_MAX;
-  maxValue = LONG_MIN;
+  minValue: Long = LONG_MAX;
+  maxValue: Long = LONG_MIN;
   constructor(readonly minDocID: number) {}
 
   /** Full once it holds enough docs, unless the next doc continues a gap-free single-valued constant run. */
-  isDone(intervalSize: number, valueCount: number, nextValue: bigint, nextDoc: number): boolean {
+  isDone(intervalSize: number, valueCount: number, nextValue: Long, nextDoc: number): boolean {
     if (this.docCount < intervalSize) return false;
     return valueCount > 1 || this.minValue !== this.maxValue || this.minValue !== nextValue || this.docCount !== nextDoc - this.minDocID;
   }
@@ -561,7 +557,7 @@ class Interval {
     this.maxDocID = doc;
     this.docCount++;
   }
-  accumulate(v: bigint): void {
+  accumulate(v: Long): void {
     if (v < this.minValue) this.minValue = v;
     if (v > this.maxValue) this.maxValue = v;
   }
@@ -604,6 +600,110 @@ class MinMax {
   }
 }
 
+/** What writeValues decides from: bounds, GCD, distinct values (up to 256) and the bits each layout takes. */
+interface ValueStats {
+  readonly min: bigint;
+  readonly max: bigint;
+  readonly gcd: bigint;
+  readonly unique: bigint[] | null;
+  readonly globalSpace: number;
+  readonly blockSpace: number;
+}
+
+/** max - min of safe integers is itself safe: every difference the stats take is exact in doubles. */
+function safeSpan(values: Float64Array): boolean {
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < values.length; i++) {
+    if (values[i] < min) min = values[i];
+    if (values[i] > max) max = values[i];
+  }
+  return values.length === 0 || max - min <= Number.MAX_SAFE_INTEGER;
+}
+
+function asBigInts(values: Float64Array | BigInt64Array): BigInt64Array {
+  return values instanceof BigInt64Array ? values : BigInt64Array.from(values, (x) => BigInt(x));
+}
+
+/** Lucene's stats pass over numbers (safe integers with a safe span: no GCD give-up can trigger). */
+function numberStats(values: Float64Array, ords: boolean): ValueStats {
+  const n = values.length;
+  const first = n > 0 ? values[0] : 0;
+  let gcd = 0;
+  let unique: Set<number> | null = ords ? null : new Set();
+  let min = Infinity;
+  let max = -Infinity;
+  let blockSpace = 0;
+  for (let from = 0; from < n; from += NUMERIC_BLOCK_SIZE) {
+    const end = Math.min(n, from + NUMERIC_BLOCK_SIZE);
+    let bmin = values[from];
+    let bmax = values[from];
+    for (let i = from; i < end; i++) {
+      const x = values[i];
+      if (gcd !== 1) gcd = gcdOfNumbers(gcd, x - first);
+      if (x < bmin) bmin = x;
+      if (x > bmax) bmax = x;
+      if (unique !== null && !unique.has(x)) {
+        unique.add(x);
+        if (unique.size > 256) unique = null;
+      }
+    }
+    if (bmax > bmin) blockSpace += DirectWriter.unsignedBitsRequired(bmax - bmin) * (end - from);
+    if (bmin < min) min = bmin;
+    if (bmax > max) max = bmax;
+  }
+  const globalSpace = max > min ? DirectWriter.unsignedBitsRequired(max - min) * n : 0;
+  return {
+    min: n === 0 ? LONG_MAX : BigInt(min),
+    max: n === 0 ? LONG_MIN : BigInt(max),
+    gcd: BigInt(gcd),
+    unique: unique === null ? null : [...unique].map((u) => BigInt(u)),
+    globalSpace,
+    blockSpace,
+  };
+}
+
+/** The same pass over int64s, with Lucene's give-up on the GCD near the ends of the range. */
+function bigStats(values: BigInt64Array, ords: boolean): ValueStats {
+  const n = values.length;
+  const first = n > 0 ? values[0] : 0n;
+  const global = new MinMax();
+  const block = new MinMax();
+  let gcd = 0n;
+  let unique: Set<bigint> | null = ords ? null : new Set();
+  for (let i = 0; i < n; i++) {
+    const x = values[i];
+    if (gcd !== 1n) {
+      // Far from zero, x - first could overflow and corrupt the GCD: Lucene gives up on it.
+      gcd = x < HALF_MIN || x > HALF_MAX ? 1n : gcdOf(gcd, x - first);
+    }
+    block.update(x);
+    if (block.count === NUMERIC_BLOCK_SIZE) {
+      global.merge(block);
+      block.nextBlock();
+    }
+    if (unique !== null && !unique.has(x)) {
+      unique.add(x);
+      if (unique.size > 256) unique = null;
+    }
+  }
+  global.merge(block);
+  global.finish();
+  block.finish();
+  return { min: global.min, max: global.max, gcd, unique: unique === null ? null : [...unique], globalSpace: global.spaceInBits, blockSpace: block.spaceInBits };
+}
+
+function gcdOfNumbers(a: number, b: number): number {
+  a = Math.abs(a);
+  b = Math.abs(b);
+  while (b !== 0) {
+    const t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 /** (v - min) / gcd in int64 as Java computes it, as the unsigned pattern DirectWriter stores. */
 function packed(v: bigint, min: bigint, gcd: bigint): bigint {
   return BigInt.asUintN(64, BigInt.asIntN(64, v - min) / gcd);
@@ -616,62 +716,71 @@ function gcdOf(a: bigint, b: bigint): bigint {
   return a;
 }
 
-function toLong(v: Long, field: DocValuesFieldSpec, doc: number): bigint {
+function checkLong(v: Long, field: DocValuesFieldSpec, doc: number): Long {
   if (typeof v === 'bigint') {
     if (v !== BigInt.asIntN(64, v)) throw new RangeError(`field ${label(field)}, doc ${doc}: ${v} is outside the int64 range`);
-    return v;
+  } else if (!Number.isSafeInteger(v)) {
+    throw new RangeError(`field ${label(field)}, doc ${doc}: ${v} is not a safe integer (pass a bigint for larger longs)`);
   }
-  if (!Number.isSafeInteger(v)) throw new RangeError(`field ${label(field)}, doc ${doc}: ${v} is not a safe integer (pass a bigint for larger longs)`);
-  return BigInt(v);
+  return v;
 }
 
 function singleValues(column: ArrayLike<Long | null | undefined>, field: DocValuesFieldSpec): Values {
   const docs: number[] = [];
-  const values: bigint[] = [];
+  const values: Long[] = [];
   for (let doc = 0; doc < column.length; doc++) {
     const v = column[doc];
     if (v === null || v === undefined) continue;
     docs.push(doc);
-    values.push(toLong(v, field, doc));
+    values.push(checkLong(v, field, doc));
   }
-  return { docs: Int32Array.from(docs), counts: null, values: BigInt64Array.from(values) };
+  return { docs: Int32Array.from(docs), counts: null, values: longArray(values) };
 }
 
 function multiValues(column: ArrayLike<readonly Long[] | null | undefined>, field: DocValuesFieldSpec): Values {
   const docs: number[] = [];
   const counts: number[] = [];
-  const values: bigint[] = [];
+  const values: Long[] = [];
   for (let doc = 0; doc < column.length; doc++) {
     const vs = column[doc];
     if (!vs || vs.length === 0) continue;
     docs.push(doc);
     counts.push(vs.length);
-    const longs = vs.map((v) => toLong(v, field, doc)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const l of longs) values.push(l);
+    const sorted = vs.map((v) => checkLong(v, field, doc)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const l of sorted) values.push(l);
   }
-  return { docs: Int32Array.from(docs), counts: Int32Array.from(counts), values: BigInt64Array.from(values) };
+  return { docs: Int32Array.from(docs), counts: Int32Array.from(counts), values: longArray(values) };
 }
 
-/** The distinct terms in unsigned byte order, and each term's ord. */
+/** Numbers stay numbers unless some value needs a bigint. */
+function longArray(values: Long[]): Float64Array | BigInt64Array {
+  return values.every((v) => typeof v === 'number') ? Float64Array.from(values as number[]) : BigInt64Array.from(values, (v) => BigInt(v));
+}
+
+/**
+ * The distinct terms in unsigned byte order, and each term's ord. Strings are encoded once per
+ * distinct string, not per occurrence; a string and bytes holding its UTF-8 are the same term.
+ */
 function sortedTerms(all: ArrayLike<Uint8Array | string | null | undefined>): { terms: Uint8Array[]; ordOf: (t: Uint8Array | string) => number } {
+  const key = (t: Uint8Array | string) => (typeof t === 'string' ? `s${t}` : `b${latin1(t)}`);
   const byKey = new Map<string, Uint8Array>();
   for (let i = 0; i < all.length; i++) {
     const t = all[i];
     if (t === null || t === undefined) continue;
-    const bytes = typeof t === 'string' ? utf8(t) : t;
-    const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-    if (!byKey.has(key)) byKey.set(key, bytes);
+    const k = key(t);
+    if (!byKey.has(k)) byKey.set(k, typeof t === 'string' ? utf8(t) : t);
   }
-  const terms = [...byKey.values()].sort((a, b) => Buffer.compare(a, b));
-  const ords = new Map<string, number>();
-  terms.forEach((t, i) => ords.set(Buffer.from(t.buffer, t.byteOffset, t.byteLength).toString('latin1'), i));
-  return {
-    terms,
-    ordOf: (t) => {
-      const bytes = typeof t === 'string' ? utf8(t) : t;
-      return ords.get(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'))!;
-    },
-  };
+  const byBytes = new Map<string, Uint8Array>();
+  for (const bytes of byKey.values()) byBytes.set(latin1(bytes), bytes);
+  const terms = [...byBytes.values()].sort((a, b) => Buffer.compare(a, b));
+  const ordOfBytes = new Map(terms.map((t, i) => [latin1(t), i]));
+  const ordOfKey = new Map<string, number>();
+  for (const [k, bytes] of byKey) ordOfKey.set(k, ordOfBytes.get(latin1(bytes))!);
+  return { terms, ordOf: (t) => ordOfKey.get(key(t))! };
+}
+
+function latin1(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 }
 
 /** Length of the common prefix (terms are distinct and ascending: the earlier one is never longer if it is a prefix). */

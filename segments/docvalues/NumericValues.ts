@@ -131,8 +131,11 @@ export class NumericValues {
     return { block, packed: big ? packed : Number(packed) };
   }
 
-  /** Every value, in index order, as numbers (`safe` fields). */
-  decodeNumbers(out: Float64Array = new Float64Array(this.entry.numValues), outOffset = 0): Float64Array {
+  /**
+   * Every value, in index order, as numbers (`safe` fields). An Int32Array output is for values
+   * known to fit in 32 bits (ords, which are below the terms count).
+   */
+  decodeNumbers<T extends Float64Array | Int32Array = Float64Array>(out: T = new Float64Array(this.entry.numValues) as T, outOffset = 0): T {
     if (!this.safe) throw new RangeError(`${this.data.name}: values may exceed 2^53; decode them as bigints`);
     const table = this.tableNumbers;
     const gcd = this.gcdNumber;
