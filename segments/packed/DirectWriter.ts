@@ -10,7 +10,8 @@ import type { DataOutput } from '../store/DataOutput.js';
  * points at the table gives it (e.g. a DirectMonotonic block's bitsPerValue).
  *
  * Only the widths in SUPPORTED_BITS_PER_VALUE exist on disk. Widths above 32 are multiples of 8.
- * JS numbers carry values up to 2^53; larger values are rejected rather than silently rounded.
+ * A number value must be an integer below 2^53 (larger ones are rejected rather than silently
+ * rounded); a bigint carries any unsigned value of the width, up to 2^64 - 1 (doc values).
  */
 export const SUPPORTED_BITS_PER_VALUE: readonly number[] = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64];
 
@@ -38,9 +39,13 @@ export class DirectWriter {
     return new DirectWriter(out, numValues, bitsPerValue);
   }
 
-  add(v: number): void {
+  add(v: number | bigint): void {
     if (this.finished) throw new Error('DirectWriter already finished');
     if (this.count >= this.numValues) throw new RangeError('Writing past end of stream');
+    if (typeof v === 'bigint') {
+      this.addBig(v);
+      return;
+    }
     if (!Number.isInteger(v) || v < 0 || v > this.max) {
       throw new RangeError(`value ${v} does not fit in ${this.bitsPerValue} unsigned bits`);
     }
@@ -51,6 +56,19 @@ export class DirectWriter {
       const hi = Math.floor(v / TWO_32);
       this.append(v - hi * TWO_32, 32);
       this.append(hi, bpv - 32);
+    }
+    this.count++;
+  }
+
+  private addBig(v: bigint): void {
+    const bpv = this.bitsPerValue;
+    if (v < 0n || v >= 1n << BigInt(bpv)) throw new RangeError(`value ${v} does not fit in ${bpv} unsigned bits`);
+    const lo = Number(v & 0xffffffffn);
+    if (bpv <= 32) {
+      this.append(lo, bpv);
+    } else {
+      this.append(lo, 32);
+      this.append(Number(v >> 32n), bpv - 32);
     }
     this.count++;
   }
@@ -90,9 +108,14 @@ export class DirectWriter {
     return roundBits(bitLength(maxValue));
   }
 
-  /** Same as bitsRequired for the non-negative values JS can hold. */
-  static unsignedBitsRequired(maxValue: number): number {
-    return DirectWriter.bitsRequired(maxValue);
+  /**
+   * Same as bitsRequired; a bigint is read as the unsigned 64-bit pattern of an int64, as Lucene's
+   * unsignedBitsRequired(long) does (a negative long, e.g. an overflowed max - min, needs 64 bits).
+   */
+  static unsignedBitsRequired(maxValue: number | bigint): number {
+    if (typeof maxValue === 'number') return DirectWriter.bitsRequired(maxValue);
+    const u = BigInt.asUintN(64, maxValue);
+    return roundBits(u === 0n ? 1 : u.toString(2).length);
   }
 
   /** Bytes written for numValues values of bitsPerValue bits, including the trailing padding. */

@@ -79,6 +79,11 @@ export class ByteArrayDataInput {
     return toSafe(this.view.getBigInt64(p, true), this.resource);
   }
 
+  /** An int64 exactly, as a bigint (for values that may exceed ±2^53: doc values minimums, GCDs, tables). */
+  readLongAsBigInt(): bigint {
+    return this.view.getBigInt64(this.need(8), true);
+  }
+
   readBEInt(): number {
     return this.view.getInt32(this.need(4), false);
   }

@@ -5,7 +5,7 @@
  * | type            | bytes                                                                          |
  * |-----------------|--------------------------------------------------------------------------------|
  * | byte            | 1 byte (signed where Java reads a byte: readSignedByte)                         |
- * | short/int/long  | 2/4/8 bytes, little-endian (int64 limited to +-2^53 here)                      |
+ * | short/int/long  | 2/4/8 bytes, little-endian (a number int64 is limited to +-2^53; a bigint is exact) |
  * | float           | the IEEE-754 float32 bits, 4 bytes little-endian                               |
  * | BE int / BE long| 4/8 bytes big-endian: the CodecUtil header/footer and most of segments_N       |
  * | vint            | 1-5 bytes, 7 bits each, low-order group first, high bit = "more follows"; a     |
@@ -43,9 +43,13 @@ export abstract class DataOutput {
     this.writeBytes(this.scratchBytes, 0, 4);
   }
 
-  /** int64 from a JS number; only integers within ±2^53 are representable, which covers every offset and length. */
-  writeLong(v: number): void {
-    checkSafeInteger(v, 'long');
+  /**
+   * int64. A number must be a safe integer (±2^53, which covers every offset and length); a bigint
+   * carries any int64 exactly (doc values: minimums, GCDs, table entries).
+   */
+  writeLong(v: number | bigint): void {
+    if (typeof v === 'number') checkSafeInteger(v, 'long');
+    else if (v !== BigInt.asIntN(64, v)) throw new RangeError(`long out of the int64 range: ${v}`);
     this.scratch.setBigInt64(0, BigInt(v), true);
     this.writeBytes(this.scratchBytes, 0, 8);
   }
