@@ -382,8 +382,10 @@ describe('Lucene indexes served by prescore', () => {
           }
           rmSync(d, { recursive: true, force: true });
         }
-        // Field infos and the vectors' meta are verified at open; the rest (.vec included) by checkIntegrity.
-        expect(atOpen.sort()).toEqual(['_1.fnm', `_1_${facts.format}_0.vemf`]);
+        // Field infos, the vectors' meta and the documents' meta files (stored fields' .fdm and
+        // .fdx, doc values' .dvm) are verified at open; the rest (.vec, .fdt, .dvd) by checkIntegrity.
+        const docValuesMeta = names.filter((n) => n.endsWith('.dvm'));
+        expect(atOpen.sort()).toEqual(['_1.fdm', '_1.fdx', '_1.fnm', ...docValuesMeta, `_1_${facts.format}_0.vemf`].sort());
       });
     });
   }

@@ -71,7 +71,8 @@ export interface DenseVectorMapping {
   readonly docValues: false;
   /** Undefined until the first vector is seen (dynamic mapping), as Elasticsearch does. */
   readonly dims: number | undefined;
-  readonly similarity: DenseVectorSimilarity;
+  /** As given; undefined: not given (Elasticsearch's default is cosine). */
+  readonly similarity: DenseVectorSimilarity | undefined;
   /** `index_options` as given (type, m, ef_construction, ...), kept for `GET _mapping`. */
   readonly indexOptions: Readonly<Record<string, unknown>> | null;
 }

@@ -293,13 +293,13 @@ export class Mapping {
         if (d.element_type !== undefined && d.element_type !== 'float') throw new MappingError(`${path}.element_type`, `element_type [${String(d.element_type)}] is not supported (prescore indexes float vectors)`);
         const dims = d.dims === undefined ? undefined : asNonNegativeInt(d.dims, `${path}.dims`);
         if (dims !== undefined && (dims < 1 || dims > 4096)) throw new MappingError(`${path}.dims`, `dims must be in [1, 4096], got ${dims}`);
-        const similarity = d.similarity === undefined ? 'cosine' : asString(d.similarity, `${path}.similarity`);
-        if (!(VECTOR_SIMILARITIES as readonly string[]).includes(similarity)) throw new MappingError(`${path}.similarity`, `unknown similarity [${similarity}] (expected one of ${VECTOR_SIMILARITIES.join(', ')})`);
+        const similarity = d.similarity === undefined ? undefined : asString(d.similarity, `${path}.similarity`);
+        if (similarity !== undefined && !(VECTOR_SIMILARITIES as readonly string[]).includes(similarity)) throw new MappingError(`${path}.similarity`, `unknown similarity [${similarity}] (expected one of ${VECTOR_SIMILARITIES.join(', ')})`);
         return {
           type: 'dense_vector',
           docValues: false,
           dims,
-          similarity: similarity as DenseVectorSimilarity,
+          similarity: similarity as DenseVectorSimilarity | undefined,
           indexOptions: d.index_options === undefined ? null : asObject(d.index_options, `${path}.index_options`),
         };
       }
@@ -338,7 +338,7 @@ function fieldJson(f: FieldMapping): Record<string, unknown> {
       break;
     case 'dense_vector':
       if (f.dims !== undefined) out.dims = f.dims;
-      out.similarity = f.similarity;
+      if (f.similarity !== undefined) out.similarity = f.similarity;
       if (f.indexOptions) out.index_options = f.indexOptions;
       break;
     case 'text':

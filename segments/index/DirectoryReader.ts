@@ -14,6 +14,11 @@ import { DocIds } from './DocIds.js';
 import type { IndexReader, LeafReaderContext, SegmentReader } from './IndexReader.js';
 import { shared, type SegmentHandle } from './SegmentHandle.js';
 import { newIndexId } from './releaseBoard.js';
+import { SegmentDocuments } from './SegmentDocuments.js';
+import { FIELD_INFOS_EXTENSION, parseFieldInfos } from '../lucene/FieldInfos.js';
+import { openChecksummed } from '../codec/CodecUtil.js';
+import { readSliceBytes } from '../store/FileSlice.js';
+import { existsSync } from 'node:fs';
 
 /** Attempts to open a commit whose files a concurrent build deletes under us (Lucene's FindSegmentsFile retries too). */
 const OPEN_ATTEMPTS = 5;
@@ -98,6 +103,7 @@ export class DirectoryReader implements IndexReader {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    for (const leaf of this.leaves) leaf.reader.documents?.close();
     this.files.close();
   }
 }
@@ -149,6 +155,7 @@ class PrescoreSegmentReader implements SegmentReader {
     private readonly quantized: ScalarQuantizedVectorsReader,
     private readonly graph: HnswVectorsReader | null,
     readonly bytes: { vectors: number; codes: number; graph: number },
+    readonly documents: SegmentDocuments | null,
   ) {}
 
   static open(indexId: number, dir: string, commit: CommitPoint, info: SegmentCommitInfo, files: HeldFiles): PrescoreSegmentReader {
@@ -171,6 +178,7 @@ class PrescoreSegmentReader implements SegmentReader {
     const vex = info.hasGraph ? file(HNSW_INDEX_EXTENSION) : null;
     if (vem && vex) graph = HnswVectorsReader.openMeta(vem, vex, info.id, info.suffix);
     const ids = DocIds.read(dir, info.name, info.id, info.maxDoc);
+    const documents = openDocuments(dir, info, files);
     const handle: SegmentHandle = {
       key: `${indexId}#${dir}#${info.name}#${idToString(info.id)}`,
       indexId,
@@ -200,7 +208,7 @@ class PrescoreSegmentReader implements SegmentReader {
       vectors: f.vectorDataLength,
       codes: q.vectorDataLength,
       graph: vex ? vex.length : 0,
-    });
+    }, documents);
   }
 
   get numVectors(): number {
@@ -215,5 +223,15 @@ class PrescoreSegmentReader implements SegmentReader {
     this.flat.checkIntegrity();
     this.quantized.checkIntegrity();
     this.graph?.checkIntegrity();
+    this.documents?.checkIntegrity();
   }
+}
+
+/** A segment's documents when the build wrote them (`_N.fnm`); null for an index built before documents. */
+function openDocuments(dir: string, info: SegmentCommitInfo, files: HeldFiles): SegmentDocuments | null {
+  const fnm = `${info.name}.${FIELD_INFOS_EXTENSION}`;
+  if (!existsSync(join(dir, fnm))) return null;
+  const slice = files.open(fnm);
+  const fieldInfos = parseFieldInfos(openChecksummed(readSliceBytes(slice), slice.name), info.id, '');
+  return SegmentDocuments.openPrescore({ openSlice: (name) => files.open(name) }, info, fieldInfos);
 }

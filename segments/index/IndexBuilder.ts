@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DEFAULT_GRAPH_BEAM_WIDTH, defaultMinConnections } from './graphBuildPolicy.js';
 import { DEFAULT_MAX_CONN } from '../hnsw/HnswGraphBuilder.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
-import { assertNoZeroRows, openVectorSource, type VectorFormat, type VectorSource } from '../input/index.js';
+import { assertNoZeroRows, detectFormat, openVectorSource, type VectorFormat } from '../input/index.js';
 import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';
 import { segmentFileName } from '../flat/FlatVectorsFormat.js';
 import { SQ_DATA_EXTENSION, SQ_META_EXTENSION } from '../quantized/ScalarQuantizedVectorsFormat.js';
@@ -16,11 +16,29 @@ import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
 import type { SegmentBuilder, SegmentBuildResult } from './SegmentBuildTask.js';
 import { defaultSegmentDocs, maxSegmentDocs, DEFAULT_SEGMENT_DOCS } from './segmentSizePolicy.js';
 import { quantizationSettings, type QuantizationOptions } from '../quantized/ScalarQuantizedVectorsWriter.js';
+import { DocumentParser } from '../document/DocumentParser.js';
+import { Mapping } from '../document/Mapping.js';
+import type { DenseVectorSimilarity } from '../document/FieldMapping.js';
+import { openDocuments, pairDocuments, vectorDocuments, type DocumentSource } from '../input/DocumentSource.js';
+import { InputError } from '../input/InputError.js';
+import { FieldNumbers, SegmentDocumentsWriter } from './SegmentDocumentsWriter.js';
+import { DOC_VALUES_SUFFIX } from './SegmentDocumentsWriter.js';
+import { DV_DATA_EXTENSION, DV_META_EXTENSION } from '../docvalues/Lucene90DocValuesFormat.js';
+import { FIELD_INFOS_EXTENSION } from '../lucene/FieldInfos.js';
 
 export interface BuildOptions {
+  /** The documents (JSON Lines or an Elasticsearch _bulk body) or the vectors (fvecs, npy) to index. */
   readonly input: string;
   readonly out: string;
-  readonly similarity: VectorSimilarityFunction;
+  /** Required unless the mapping's dense_vector field names one (they must agree when both do). */
+  readonly similarity?: VectorSimilarityFunction;
+  /**
+   * The index's mapping (Elasticsearch's `mappings` object, read by Mapping.parse); default an
+   * empty one: every field mapped dynamically. Kept with the index (commit user data `mapping`).
+   */
+  readonly mapping?: Mapping;
+  /** With a vector file as input: a JSON Lines file of the same rows' other fields (row i: doc i's fields). */
+  readonly fields?: string;
   /** Docs per segment (the last one takes the rest). Default: defaultSegmentDocs(input count, dims). */
   readonly segmentDocs?: number;
   /** Vector field name. Default `vector`. */
@@ -81,10 +99,19 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   if (options.minConnections !== undefined && !(Number.isInteger(options.minConnections) && options.minConnections >= 0 && options.minConnections <= 2 * m)) {
     throw new RangeError(`--min-connections must be an integer in [0, 2 x M = ${2 * m}], got ${options.minConnections}`);
   }
-  const fieldName = options.field ?? DEFAULT_FIELD;
+  const mapping = options.mapping ?? Mapping.empty();
+  const mapped = mapping.vectorField();
+  const fieldName = mapped?.path ?? options.field ?? DEFAULT_FIELD;
+  if (mapped && options.field !== undefined && options.field !== mapped.path) throw new RangeError(`--field ${options.field}: the mapping's dense_vector field is [${mapped.path}]`);
   if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
-
-  const source = await openVectorSource(options.input, { format: options.format });
+  if (options.similarity === undefined && !mapped) throw new RangeError('--similarity is required (or a dense_vector field in the mapping)');
+  const similarity = resolveSimilarity(options.similarity, mapped?.mapping.similarity);
+  if (!mapped) mapping.put(fieldName, { type: 'dense_vector', docValues: false, dims: undefined, similarity: esSimilarity(similarity), indexOptions: null });
+  const parser = new DocumentParser(mapping);
+  const source = await openBuildInput(options, parser, fieldName);
+  const dense = mapping.field(fieldName);
+  if (dense?.type === 'dense_vector' && dense.dims !== undefined && dense.dims !== source.dims) throw new InputError(options.input, `field [${fieldName}]: the vectors have ${source.dims} dims, the mapping says ${dense.dims}`);
+  if (dense?.type === 'dense_vector' && dense.dims === undefined) mapping.put(fieldName, { ...dense, dims: source.dims });
   const encoding = quantizationSettings(options.quantization).encoding;
   const segmentDocs = options.segmentDocs ?? defaultSegmentDocs(source.count, source.dims, encoding);
   const maxDocs = maxSegmentDocs(source.dims, encoding);
@@ -97,19 +124,20 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
     // Names continue after every segment present, orphans included: a name is never reused.
     const firstSegment = nextSegmentNumber(options.out);
     deleteUnreferencedFiles(options.out);
-    return await buildLocked(options, services, source, segmentDocs, started, firstSegment);
+    return await buildLocked({ ...options, similarity }, services, source, segmentDocs, started, firstSegment, mapping);
   } finally {
     lock.release();
   }
 }
 
 async function buildLocked(
-  options: BuildOptions,
+  options: BuildOptions & { readonly similarity: VectorSimilarityFunction },
   services: BuildServices,
-  source: VectorSource,
+  source: DocumentSource,
   segmentDocs: number,
   started: number,
   firstSegment: number,
+  mapping: Mapping,
 ): Promise<BuildReport> {
   const fieldName = options.field ?? DEFAULT_FIELD;
   const flatThreshold = options.flatThreshold ?? DEFAULT_FLAT_THRESHOLD;
@@ -122,12 +150,22 @@ async function buildLocked(
   const counters = new Int32Array(new SharedArrayBuffer(8));
   const writing = progress.stage('write vectors', source.count, 'vectors');
 
-  /** The segment being written: its fp32 writer and, for JSONL, the ids of its docs. */
+  const fieldNumbers = new FieldNumbers();
+  const vectorField = {
+    name: fieldName,
+    dims,
+    similarity: options.similarity.name,
+    format: PRESCORE_FORMAT_SUFFIX.slice(0, PRESCORE_FORMAT_SUFFIX.lastIndexOf('_')),
+    formatSuffix: PRESCORE_FORMAT_SUFFIX.slice(PRESCORE_FORMAT_SUFFIX.lastIndexOf('_') + 1),
+  };
+
+  /** The segment being written: its fp32 writer, its documents and the ids of its docs. */
   interface OpenSegment {
     readonly name: string;
     readonly id: Uint8Array;
     readonly writer: FlatVectorsWriter;
-    readonly ids: string[] | null;
+    readonly docs: SegmentDocumentsWriter;
+    readonly ids: string[];
     readonly firstRow: number;
   }
   let open: OpenSegment | null = null;
@@ -138,14 +176,19 @@ async function buildLocked(
     const id = newSegmentId();
     const writer = new FlatVectorsWriter(options.out, name, id, PRESCORE_FORMAT_SUFFIX, { fieldNumber: 0, similarity: options.similarity, dims });
     created.push(writer.dataPath, writer.metaPath);
-    return { name, id, writer, ids: source.hasIds ? [] : null, firstRow };
+    // Named up front: a failed build deletes them whether or not they were written.
+    for (const ext of ['fdt', 'fdx', 'fdm', FIELD_INFOS_EXTENSION]) created.push(join(options.out, `${name}.${ext}`));
+    for (const ext of [DV_DATA_EXTENSION, DV_META_EXTENSION]) created.push(join(options.out, segmentFileName(name, DOC_VALUES_SUFFIX, ext)));
+    const docs = new SegmentDocumentsWriter(options.out, { name, id }, fieldNumbers, vectorField);
+    return { name, id, writer, docs, ids: [], firstRow };
   };
 
   /** Closes the segment's `.vec/.vemf`, writes its ids, and hands quantization + graph to a worker. */
   const finishSegment = (seg: OpenSegment): void => {
     const count = seg.writer.size;
     seg.writer.finish();
-    const ids = seg.ids ? DocIds.explicit(seg.ids) : DocIds.sequential(seg.firstRow, count);
+    seg.docs.finish(mapping);
+    const ids = sequentialIds(seg.ids, seg.firstRow) ? DocIds.sequential(seg.firstRow, count) : DocIds.explicit(seg.ids);
     created.push(DocIds.write(options.out, seg.name, seg.id, ids));
     for (const ext of [SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION]) {
       created.push(join(options.out, segmentFileName(seg.name, PRESCORE_FORMAT_SUFFIX, ext)));
@@ -183,7 +226,10 @@ async function buildLocked(
         const seg: OpenSegment = (open ??= startSegment(batch.firstRow + offset));
         const take = Math.min(batch.rows - offset, segmentDocs - seg.writer.size);
         seg.writer.addVectors(batch.vectors.subarray(offset * dims, (offset + take) * dims), take);
-        if (seg.ids && batch.ids) for (let i = 0; i < take; i++) seg.ids.push(batch.ids[offset + i]);
+        for (let i = 0; i < take; i++) {
+          seg.ids.push(batch.ids[offset + i]!);
+          seg.docs.add(batch.ids[offset + i]!, batch.docs[offset + i]!);
+        }
         offset += take;
         rows += take;
         if (seg.writer.size === segmentDocs) {
@@ -218,6 +264,7 @@ async function buildLocked(
       field: { name: fieldName, number: 0, similarity: options.similarity, dims },
       segments,
       userData: new Map([
+        ['mapping', JSON.stringify(mapping.toJSON())],
         ['source', options.input],
         ['createdAt', new Date().toISOString()],
         ['segmentDocs', String(segmentDocs)],
@@ -239,10 +286,47 @@ async function buildLocked(
   } catch (e) {
     writing.stop();
     (open as OpenSegment | null)?.writer.abort();
+    (open as OpenSegment | null)?.docs.abort();
     await Promise.allSettled(builds);
     for (const f of created) rmSync(f, { force: true });
     throw e;
   }
+}
+
+/**
+ * The build's input as documents: JSON Lines or an Elasticsearch _bulk body (`.jsonl`, `.ndjson`),
+ * or a vector file alone or paired with a row-aligned fields file (`fields`).
+ */
+async function openBuildInput(options: BuildOptions, parser: DocumentParser, field: string): Promise<DocumentSource> {
+  const format = options.format ?? detectFormat(options.input);
+  if (format === 'jsonl') {
+    if (options.fields !== undefined) throw new RangeError(`--fields pairs a vector file with a fields file; ${options.input} holds whole documents already`);
+    return openDocuments(options.input, parser, field);
+  }
+  const vectors = await openVectorSource(options.input, { format });
+  return options.fields === undefined ? vectorDocuments(vectors) : pairDocuments(vectors, options.fields, parser, field);
+}
+
+/**
+ * The similarity of the build: --similarity or the mapping's dense_vector similarity, which must
+ * agree when both are given; a mapping's dense_vector without one means cosine, as in
+ * Elasticsearch. Without either, --similarity is required.
+ */
+function resolveSimilarity(given: VectorSimilarityFunction | undefined, mapped: DenseVectorSimilarity | undefined): VectorSimilarityFunction {
+  const fromMapping = mapped === undefined ? undefined : VectorSimilarityFunction.fromName(mapped);
+  if (given && fromMapping && given !== fromMapping) throw new RangeError(`--similarity ${given.userName} disagrees with the mapping's dense_vector similarity ${mapped}`);
+  return given ?? fromMapping ?? VectorSimilarityFunction.COSINE;
+}
+
+/** Elasticsearch's name of a similarity (`l2_norm` for EUCLIDEAN). */
+function esSimilarity(sim: VectorSimilarityFunction): DenseVectorSimilarity {
+  return sim === VectorSimilarityFunction.EUCLIDEAN ? 'l2_norm' : (sim.userName as DenseVectorSimilarity);
+}
+
+/** Whether ids are the row numbers from `firstRow` on (the compact DocIds form). */
+function sequentialIds(ids: readonly string[], firstRow: number): boolean {
+  for (let i = 0; i < ids.length; i++) if (ids[i] !== String(firstRow + i)) return false;
+  return true;
 }
 
 /** Segment names must never be reused: continue after the largest `_N` present. */

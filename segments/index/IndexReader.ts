@@ -1,5 +1,6 @@
 import type { VectorFieldInfo } from './CommitPoint.js';
 import type { SegmentHandle } from './SegmentHandle.js';
+import type { SegmentDocuments } from './SegmentDocuments.js';
 
 /** One segment of an open index, as the main thread sees it. */
 export interface SegmentReader {
@@ -10,6 +11,8 @@ export interface SegmentReader {
   readonly handle: SegmentHandle;
   /** The user-facing id of a segment doc. */
   id(doc: number): string;
+  /** Stored fields and doc values; null when the segment has none (an index built before documents). */
+  readonly documents: SegmentDocuments | null;
   readonly bytes: { readonly vectors: number; readonly codes: number; readonly graph: number };
   /** Verifies the CRC32 of every file of the segment (reads every byte). */
   checkIntegrity(): void;

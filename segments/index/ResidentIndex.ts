@@ -93,6 +93,10 @@ class ResidentSegmentReader implements SegmentReader {
     return this.inner.id(doc);
   }
 
+  get documents(): SegmentReader['documents'] {
+    return this.inner.documents;
+  }
+
   checkIntegrity(): void {
     this.inner.checkIntegrity();
   }

@@ -37,13 +37,13 @@ const encoder = new TextEncoder();
  * (`{"index": {"_id": "1"}}`, `_id` optional: generated when absent, as Elasticsearch does) before
  * each document line. Every document is read by `parser` (its mapping grows with dynamically
  * mapped fields); the vector is the field `vectorField`, mapped as a dense_vector (added to the
- * mapping, cosine, when absent: the builder sets its similarity). Errors name the file, the row
+ * mapping when absent). Errors name the file, the row
  * and line, and the field. Ids must be unique in the file.
  */
 export async function openDocuments(path: string, parser: DocumentParser, vectorField: string): Promise<DocumentSource> {
   const format = await sniffFormat(path);
   const mapped = parser.mapping.field(vectorField);
-  if (mapped === undefined) parser.mapping.put(vectorField, { type: 'dense_vector', docValues: false, dims: undefined, similarity: 'cosine', indexOptions: null });
+  if (mapped === undefined) parser.mapping.put(vectorField, { type: 'dense_vector', docValues: false, dims: undefined, similarity: undefined, indexOptions: null });
   else if (mapped.type !== 'dense_vector') throw new InputError(path, `field [${vectorField}] is mapped as ${mapped.type}, not as the index's dense_vector`);
   let dims = mapped?.type === 'dense_vector' ? mapped.dims : undefined;
   if (dims === undefined) {

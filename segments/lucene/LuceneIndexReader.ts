@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { SegmentDocuments } from '../index/SegmentDocuments.js';
 import { idToString } from '../codec/CodecUtil.js';
 import type { VectorFieldInfo } from '../index/CommitPoint.js';
 import type { IndexReader, LeafReaderContext, SegmentReader } from '../index/IndexReader.js';
@@ -220,6 +221,9 @@ class LuceneSegmentReader implements SegmentReader {
     readonly flat: LuceneFlatField | null,
     readonly sidecar: SidecarSegment | null,
     readonly bytes: { vectors: number; codes: number; graph: number },
+    readonly documents: SegmentDocuments | null,
+    /** Docs Lucene's SoftDeletesDirectoryReaderWrapper hides (a value in the soft-deletes field), or null. */
+    readonly softDeleted: Uint32Array | null,
   ) {}
 
   static create(
@@ -235,12 +239,15 @@ class LuceneSegmentReader implements SegmentReader {
   ): LuceneSegmentReader {
     const size = flat ? flat.entry.size : 0;
     const ordToDoc = flat && flat.ordToDoc ? shared(flat.ordToDoc) : null;
+    const documents = openLuceneDocuments(index, seg);
+    const softDeleted = softDeletedDocs(seg, documents);
+    const isLive = (doc: number) => (seg.liveDocs === null || seg.liveDocs.isLive(doc)) && (softDeleted === null || ((softDeleted[doc >>> 5]! >>> (doc & 31)) & 1) === 0);
     let liveOrds: Uint32Array | null = null;
     let numVectors = size;
-    if (seg.liveDocs && size > 0) {
+    if ((seg.liveDocs || softDeleted) && size > 0) {
       const bits = new Uint32Array(Math.ceil(size / 32));
       for (let ord = 0; ord < size; ord++) {
-        if (seg.liveDocs.isLive(ordToDoc ? ordToDoc[ord] : ord)) bits[ord >>> 5] |= 1 << (ord & 31);
+        if (isLive(ordToDoc ? ordToDoc[ord] : ord)) bits[ord >>> 5] |= 1 << (ord & 31);
         else numVectors--;
       }
       // Every ord live (the deleted docs had no vector): no filter needed.
@@ -283,7 +290,7 @@ class LuceneSegmentReader implements SegmentReader {
       vectors: flat ? flat.entry.vectorDataLength : 0,
       codes: q ? q.vectorDataLength : 0,
       graph: sidecar?.graph ? sidecar.graph.vex.length : luceneGraph ? luceneGraph.vex.length : 0,
-    });
+    }, documents, softDeleted);
   }
 
   get name(): string {
@@ -303,4 +310,29 @@ class LuceneSegmentReader implements SegmentReader {
     this.index.checkSegmentIntegrity(this.segment);
     this.sidecar?.checkIntegrity();
   }
+}
+
+/** A Lucene segment's stored fields and doc values; null when it has no stored fields files. */
+function openLuceneDocuments(index: LuceneIndex, seg: LuceneSegment): SegmentDocuments | null {
+  if (!seg.directory.exists(`${seg.name}.fdt`)) return null;
+  return SegmentDocuments.openLucene(index.directory, seg);
+}
+
+/**
+ * The docs a soft-deletes field marks deleted, as Lucene's SoftDeletesDirectoryReaderWrapper and
+ * Elasticsearch (its `__soft_deletes` doc-values field marks superseded versions) treat them: a
+ * doc with a value in the field is deleted. Null when the segment has no such field.
+ */
+function softDeletedDocs(seg: LuceneSegment, documents: SegmentDocuments | null): Uint32Array | null {
+  const field = seg.fieldInfos.fields.find((f) => f.isSoftDeletesField && f.docValuesType !== 'NONE');
+  if (!field || documents === null) return null;
+  const producer = documents.docValues.producer(field.name);
+  if (producer === null) return null;
+  const docs = producer.docsWithField(field.name);
+  // null: every doc has a value, so every doc is soft-deleted.
+  if (docs === null) {
+    const all = new Uint32Array(Math.ceil(seg.maxDoc / 32)).fill(0xffffffff);
+    return all;
+  }
+  return docs;
 }

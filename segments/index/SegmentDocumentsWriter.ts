@@ -1,0 +1,143 @@
+import { Lucene90DocValuesConsumer, type Long } from '../docvalues/Lucene90DocValuesConsumer.js';
+import { DV_FORMAT_KEY, DV_SUFFIX_KEY, LUCENE90_DOC_VALUES_FORMAT } from '../docvalues/Lucene90DocValuesFormat.js';
+import type { FieldValues } from '../document/DocumentParser.js';
+import { isIntegerType, type FieldMapping } from '../document/FieldMapping.js';
+import type { Mapping } from '../document/Mapping.js';
+import { doubleToSortableLong, floatToSortableInt } from '../document/SortableNumbers.js';
+import type { IndexedDocument } from '../input/DocumentSource.js';
+import type { VectorSimilarityName } from '../lucene/FieldInfos.js';
+import { KNN_FORMAT_KEY, KNN_SUFFIX_KEY } from '../lucene/FieldInfos.js';
+import { writeFieldInfos, type WrittenFieldInfo } from '../lucene/FieldInfosWriter.js';
+import { StoredFieldsWriter } from '../storedfields/StoredFieldsWriter.js';
+
+/**
+ * The fields every prescore segment has, by number: the vector field (0, the number its
+ * `.vec/.veq/.vex` files carry), `_id` (1: stored, and SORTED doc values so a segment can find a
+ * doc by id and filter on ids) and `_source` (2: stored, the document's JSON as given less its
+ * vector). Mapped fields with doc values follow from 3, numbered in the order the build first
+ * meets them (FieldNumbers), the same number in every segment of the build.
+ */
+export const VECTOR_FIELD_NUMBER = 0;
+export const ID_FIELD = '_id';
+export const ID_FIELD_NUMBER = 1;
+export const SOURCE_FIELD = '_source';
+export const SOURCE_FIELD_NUMBER = 2;
+const FIRST_MAPPED_FIELD_NUMBER = 3;
+
+/** The suffix of a segment's doc-values files: `PerFieldDocValuesFormat` format Lucene90, suffix 0. */
+export const DOC_VALUES_SUFFIX = `${LUCENE90_DOC_VALUES_FORMAT}_0`;
+
+/** A build's field numbers (Lucene's FieldInfos.FieldNumbers): the first time a field is met fixes its number. */
+export class FieldNumbers {
+  private readonly numbers = new Map<string, number>();
+
+  numberOf(path: string): number {
+    let n = this.numbers.get(path);
+    if (n === undefined) this.numbers.set(path, (n = FIRST_MAPPED_FIELD_NUMBER + this.numbers.size));
+    return n;
+  }
+}
+
+export interface SegmentVectorField {
+  readonly name: string;
+  readonly dims: number;
+  readonly similarity: VectorSimilarityName;
+  /** `PerFieldKnnVectorsFormat` format and suffix of the segment's vector files (`Lucene104HnswScalarQuantizedVectorsFormat`, `0`). */
+  readonly format: string;
+  readonly formatSuffix: string;
+}
+
+/**
+ * A segment's documents as the build writes them, beside its vectors: each document's `_id` and
+ * `_source` streamed into Lucene90 stored fields (`.fdt/.fdx/.fdm`) as it comes, its doc-values
+ * fields gathered in memory as columns and written at the end (`_N_Lucene90_0.dvd/.dvm`: keyword
+ * fields SORTED_SET, numbers, dates and booleans SORTED_NUMERIC, as Elasticsearch indexes them),
+ * then `_N.fnm` naming every field with its number, doc-values type and per-field format.
+ */
+export class SegmentDocumentsWriter {
+  private readonly stored: StoredFieldsWriter;
+  private readonly ids: string[] = [];
+  private readonly columns = new Map<string, (FieldValues | undefined)[]>();
+  private docs = 0;
+  private readonly files: string[] = [];
+
+  constructor(
+    private readonly dir: string,
+    private readonly segment: { readonly name: string; readonly id: Uint8Array },
+    private readonly numbers: FieldNumbers,
+    private readonly vector: SegmentVectorField,
+  ) {
+    this.stored = StoredFieldsWriter.create(dir, segment.name, segment.id);
+  }
+
+  add(id: string, doc: IndexedDocument): void {
+    const d = this.docs++;
+    this.stored.startDocument();
+    this.stored.writeString(ID_FIELD_NUMBER, id);
+    this.stored.writeBytes(SOURCE_FIELD_NUMBER, doc.source);
+    this.stored.finishDocument();
+    this.ids.push(id);
+    for (const [path, values] of doc.values) {
+      let column = this.columns.get(path);
+      if (column === undefined) this.columns.set(path, (column = []));
+      column[d] = values;
+    }
+  }
+
+  /** Writes the stored fields' end, the doc values and `.fnm`; `mapping` types the columns. Returns the files written. */
+  finish(mapping: Mapping): string[] {
+    const maxDoc = this.docs;
+    this.stored.finish(maxDoc);
+    this.stored.close();
+    this.files.push(...storedFieldsFiles(this.dir, this.segment.name));
+    const dv = new Lucene90DocValuesConsumer(this.dir, { name: this.segment.name, id: this.segment.id, maxDoc }, DOC_VALUES_SUFFIX);
+    const dvAttributes = new Map([[DV_FORMAT_KEY, LUCENE90_DOC_VALUES_FORMAT], [DV_SUFFIX_KEY, '0']]);
+    const fields: WrittenFieldInfo[] = [
+      { name: this.vector.name, number: VECTOR_FIELD_NUMBER, docValuesType: 'NONE', attributes: new Map([[KNN_FORMAT_KEY, this.vector.format], [KNN_SUFFIX_KEY, this.vector.formatSuffix]]), vectorDimension: this.vector.dims, vectorSimilarity: this.vector.similarity },
+      { name: ID_FIELD, number: ID_FIELD_NUMBER, docValuesType: 'SORTED', attributes: dvAttributes, vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' },
+      { name: SOURCE_FIELD, number: SOURCE_FIELD_NUMBER, docValuesType: 'NONE', attributes: new Map(), vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' },
+    ];
+    try {
+      dv.addSortedField({ number: ID_FIELD_NUMBER, name: ID_FIELD }, this.ids);
+      for (const path of [...this.columns.keys()].sort((a, b) => this.numbers.numberOf(a) - this.numbers.numberOf(b))) {
+        const field = mapping.field(path);
+        if (field === undefined) throw new Error(`segment ${this.segment.name}: field [${path}] has values but no mapping`);
+        const number = this.numbers.numberOf(path);
+        const column = this.columns.get(path)!;
+        column.length = maxDoc;
+        if (field.type === 'keyword') {
+          dv.addSortedSetField({ number, name: path }, column as (string[] | undefined)[]);
+          fields.push({ name: path, number, docValuesType: 'SORTED_SET', attributes: dvAttributes, vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' });
+        } else {
+          dv.addSortedNumericField({ number, name: path }, Array.from(column, (values) => (values === undefined ? undefined : (values as (number | bigint)[]).map((v) => toLong(field, v)))));
+          fields.push({ name: path, number, docValuesType: 'SORTED_NUMERIC', attributes: dvAttributes, vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' });
+        }
+      }
+      dv.close();
+    } catch (e) {
+      dv.abort();
+      throw e;
+    }
+    this.files.push(dv.dataPath, dv.metaPath);
+    this.files.push(writeFieldInfos(this.dir, this.segment.name, this.segment.id, fields));
+    return this.files;
+  }
+
+  /** Deletes what was written (a failed build). */
+  abort(): void {
+    this.stored.close();
+  }
+}
+
+/** A field value as the long its doc values hold (FieldMapping's table). */
+function toLong(field: FieldMapping, v: number | bigint): Long {
+  if (field.type === 'double') return doubleToSortableLong(v as number);
+  if (field.type === 'float') return floatToSortableInt(v as number);
+  if (typeof v === 'bigint' || Number.isSafeInteger(v)) return v;
+  if (field.type === 'date' || field.type === 'boolean' || isIntegerType(field.type as never)) return Math.trunc(v);
+  throw new Error(`field type ${field.type} has no doc values`);
+}
+
+function storedFieldsFiles(dir: string, segment: string): string[] {
+  return ['fdt', 'fdx', 'fdm'].map((ext) => `${dir}/${segment}.${ext}`);
+}
