@@ -13,6 +13,8 @@ export interface SegmentReader {
   id(doc: number): string;
   /** Stored fields and doc values; null when the segment has none (an index built before documents). */
   readonly documents: SegmentDocuments | null;
+  /** Live docs (bit d of word d >>> 5, deletions and soft deletes applied); null or absent: every doc is live. */
+  readonly liveDocs?: Uint32Array | null;
   readonly bytes: { readonly vectors: number; readonly codes: number; readonly graph: number };
   /** Verifies the CRC32 of every file of the segment (reads every byte). */
   checkIntegrity(): void;

@@ -97,6 +97,10 @@ class ResidentSegmentReader implements SegmentReader {
     return this.inner.documents;
   }
 
+  get liveDocs(): SegmentReader['liveDocs'] {
+    return this.inner.liveDocs;
+  }
+
   checkIntegrity(): void {
     this.inner.checkIntegrity();
   }

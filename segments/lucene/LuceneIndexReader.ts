@@ -222,8 +222,8 @@ class LuceneSegmentReader implements SegmentReader {
     readonly sidecar: SidecarSegment | null,
     readonly bytes: { vectors: number; codes: number; graph: number },
     readonly documents: SegmentDocuments | null,
-    /** Docs Lucene's SoftDeletesDirectoryReaderWrapper hides (a value in the soft-deletes field), or null. */
-    readonly softDeleted: Uint32Array | null,
+    /** Live docs: not deleted, not soft-deleted (SoftDeletesDirectoryReaderWrapper); null when every doc is live. */
+    readonly liveDocs: Uint32Array | null,
   ) {}
 
   static create(
@@ -290,7 +290,7 @@ class LuceneSegmentReader implements SegmentReader {
       vectors: flat ? flat.entry.vectorDataLength : 0,
       codes: q ? q.vectorDataLength : 0,
       graph: sidecar?.graph ? sidecar.graph.vex.length : luceneGraph ? luceneGraph.vex.length : 0,
-    }, documents, softDeleted);
+    }, documents, liveDocBits(seg, softDeleted));
   }
 
   get name(): string {
@@ -310,6 +310,17 @@ class LuceneSegmentReader implements SegmentReader {
     this.index.checkSegmentIntegrity(this.segment);
     this.sidecar?.checkIntegrity();
   }
+}
+
+/** Live docs as a bitset over the segment's docs: hard deletions (`.liv`) and soft deletes removed; null: all live. */
+function liveDocBits(seg: LuceneSegment, softDeleted: Uint32Array | null): Uint32Array | null {
+  if (seg.liveDocs === null && softDeleted === null) return null;
+  const bits = new Uint32Array(Math.ceil(seg.maxDoc / 32));
+  for (let d = 0; d < seg.maxDoc; d++) {
+    const soft = softDeleted !== null && ((softDeleted[d >>> 5]! >>> (d & 31)) & 1) === 1;
+    if (!soft && (seg.liveDocs === null || seg.liveDocs.isLive(d))) bits[d >>> 5]! |= 1 << (d & 31);
+  }
+  return bits;
 }
 
 /** A Lucene segment's stored fields and doc values; null when it has no stored fields files. */
