@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
@@ -387,65 +387,70 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     }
   });
 
-  it('skip index (version 0: inside .dvd): every interval and level summarises its docs, global bounds in .dvm; advance skips whole levels', () => {
-    const maxDoc = 6000;
-    const rnd = mulberry32(9);
-    const values = Array.from({ length: maxDoc }, (_, d) => (d % 10 === 3 ? null : BigInt(Math.floor(rnd() * 1000) - 500)));
-    const multi = Array.from({ length: maxDoc }, (_, d) => (d % 4 === 0 ? [] : [`t${d % 97}`, `u${d % 13}`]));
-    const fields = [field('n', 0, 'NUMERIC', 'RANGE'), field('ss', 1, 'SORTED_SET', 'RANGE')];
-    // Intervals of 4 docs, so 6000 docs make runs of 512 intervals with all four levels.
-    const { open } = segment(
-      maxDoc,
-      fields,
-      (w) => {
-        w.addNumericField({ number: 0, skipIndex: true }, values);
-        w.addSortedSetField({ number: 1, skipIndex: true }, multi);
-      },
-      { skipIndexIntervalSize: 4 },
-    );
-    const p = open();
-    try {
-      expectNumeric(p, 'n', values);
-      const present = values.flatMap((v, d) => (v === null ? [] : [{ d, v }]));
-      const s = p.getSkipper('n')!;
-      expect(s.minValue()).toBe(present.reduce((m, x) => (x.v < m ? x.v : m), LONG_MAX));
-      expect(s.maxValue()).toBe(present.reduce((m, x) => (x.v > m ? x.v : m), LONG_MIN));
-      expect(s.docCount()).toBe(present.length);
-      expect(s.maxValueCount()).toBe(1); // inferred for a single-valued field of a version 0 file
-      const summary = (from: number, to: number) => {
-        const inRange = present.filter((x) => x.d >= from && x.d <= to);
-        return { count: inRange.length, min: inRange.reduce((m, x) => (x.v < m ? x.v : m), LONG_MAX), max: inRange.reduce((m, x) => (x.v > m ? x.v : m), LONG_MIN) };
-      };
-      let intervals = 0;
-      let maxLevels = 0;
-      for (let target = 0; ; ) {
-        s.advance(target);
-        if (s.minDocID(0) === NO_MORE_DOCS) break;
-        intervals++;
-        maxLevels = Math.max(maxLevels, s.numLevels());
-        for (let level = 0; level < s.numLevels(); level++) {
-          const sum = summary(s.minDocID(level), s.maxDocID(level));
-          expect({ count: s.docCount(level), min: s.minValue(level), max: s.maxValue(level) }).toEqual(sum);
+  for (const version of [0, 1, 2] as const) {
+    it(`skip index, version ${version} (${version === 0 ? 'inside .dvd' : version === 1 ? 'in .dvs' : 'in .dvs, with maxValueCount'}): every interval and level summarises its docs, global bounds in .dvm; advance skips whole levels`, () => {
+      const maxDoc = 6000;
+      const rnd = mulberry32(9);
+      const values = Array.from({ length: maxDoc }, (_, d) => (d % 10 === 3 ? null : BigInt(Math.floor(rnd() * 1000) - 500)));
+      const multi = Array.from({ length: maxDoc }, (_, d) => (d % 4 === 0 ? [] : [`t${d % 97}`, `u${d % 13}`]));
+      const fields = [field('n', 0, 'NUMERIC', 'RANGE'), field('ss', 1, 'SORTED_SET', 'RANGE')];
+      // Intervals of 4 docs, so 6000 docs make runs of 512 intervals with all four levels.
+      const { dir, open } = segment(
+        maxDoc,
+        fields,
+        (w) => {
+          w.addNumericField({ number: 0, skipIndex: true }, values);
+          w.addSortedSetField({ number: 1, skipIndex: true }, multi);
+        },
+        { skipIndexIntervalSize: 4, version },
+      );
+      expect(existsSync(join(dir, '_0_Lucene90_0.dvs'))).toBe(version > 0);
+      const p = open();
+      try {
+        expect(p.version).toBe(version);
+        expectNumeric(p, 'n', values);
+        const present = values.flatMap((v, d) => (v === null ? [] : [{ d, v }]));
+        const s = p.getSkipper('n')!;
+        expect(s.minValue()).toBe(present.reduce((m, x) => (x.v < m ? x.v : m), LONG_MAX));
+        expect(s.maxValue()).toBe(present.reduce((m, x) => (x.v > m ? x.v : m), LONG_MIN));
+        expect(s.docCount()).toBe(present.length);
+        expect(s.maxValueCount()).toBe(1); // recorded from version 2, inferred before for a single-valued field
+        const summary = (from: number, to: number) => {
+          const inRange = present.filter((x) => x.d >= from && x.d <= to);
+          return { count: inRange.length, min: inRange.reduce((m, x) => (x.v < m ? x.v : m), LONG_MAX), max: inRange.reduce((m, x) => (x.v > m ? x.v : m), LONG_MIN) };
+        };
+        let intervals = 0;
+        let maxLevels = 0;
+        for (let target = 0; ; ) {
+          s.advance(target);
+          if (s.minDocID(0) === NO_MORE_DOCS) break;
+          intervals++;
+          maxLevels = Math.max(maxLevels, s.numLevels());
+          for (let level = 0; level < s.numLevels(); level++) {
+            const sum = summary(s.minDocID(level), s.maxDocID(level));
+            expect({ count: s.docCount(level), min: s.minValue(level), max: s.maxValue(level) }).toEqual(sum);
+          }
+          target = s.maxDocID(0) + 1;
         }
-        target = s.maxDocID(0) + 1;
+        expect(intervals).toBe(Math.ceil(present.length / 4));
+        expect(maxLevels).toBe(4);
+        // A far target skips whole groups and still lands on the interval holding it.
+        const far = p.getSkipper('n')!;
+        far.advance(5000);
+        expect(far.minDocID(0)).toBeLessThanOrEqual(5000);
+        expect(far.maxDocID(0)).toBeGreaterThanOrEqual(5000);
+        const set = p.getSkipper('ss')!;
+        expect(set.docCount()).toBe(multi.filter((t) => t.length > 0).length);
+        expect(set.maxValueCount()).toBe(version >= 2 ? 2 : -1); // multi-valued: unknown before version 2
+        expect(set.minValue()).toBe(0n);
+        expect(set.maxValue()).toBe(BigInt(p.termsDict('ss').valueCount - 1));
+        expect(p.getSkipper('ss')).not.toBeNull();
+        expect(() => p.checkIntegrity()).not.toThrow();
+      } finally {
+        p.close();
       }
-      expect(intervals).toBe(Math.ceil(present.length / 4));
-      expect(maxLevels).toBe(4);
-      // A far target skips whole groups and still lands on the interval holding it.
-      const far = p.getSkipper('n')!;
-      far.advance(5000);
-      expect(far.minDocID(0)).toBeLessThanOrEqual(5000);
-      expect(far.maxDocID(0)).toBeGreaterThanOrEqual(5000);
-      const set = p.getSkipper('ss')!;
-      expect(set.docCount()).toBe(multi.filter((t) => t.length > 0).length);
-      expect(set.maxValueCount()).toBe(-1); // multi-valued: not recorded before version 2
-      expect(set.minValue()).toBe(0n);
-      expect(set.maxValue()).toBe(BigInt(p.termsDict('ss').valueCount - 1));
-      expect(p.getSkipper('ss')).not.toBeNull();
-    } finally {
-      p.close();
-    }
-  });
+    });
+  }
 
   it('a flipped byte is detected naming the file: .dvm at open (CRC), .dvd by checkIntegrity() or, in its header, at open', () => {
     const maxDoc = 3000;
@@ -494,6 +499,27 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     const p = open();
     expect(() => p.checkIntegrity()).not.toThrow();
     p.close();
+  });
+
+  it('a flipped byte in .dvs (version 1+) is detected naming .dvs', () => {
+    const maxDoc = 500;
+    const { dir, open } = segment(maxDoc, [field('n', 0, 'NUMERIC', 'RANGE')], (w) => w.addNumericField({ number: 0, skipIndex: true }, Array.from({ length: maxDoc }, (_, d) => d)), {
+      version: 2,
+      skipIndexIntervalSize: 8,
+    });
+    const path = join(dir, '_0_Lucene90_0.dvs');
+    const bytes = readFileSync(path);
+    bytes[bytes.length >> 1] ^= 1;
+    writeFileSync(path, bytes);
+    const p = open();
+    try {
+      expect(() => p.checkIntegrity()).toThrow(/_0_Lucene90_0\.dvs/);
+    } finally {
+      p.close();
+    }
+    bytes[3] ^= 1; // the header's magic
+    writeFileSync(path, bytes);
+    expect(() => open()).toThrow(/_0_Lucene90_0\.dvs/);
   });
 
   it('asking a field for the wrong type names the field and its type; NUMERIC and SORTED also read as their single-valued multi views', () => {

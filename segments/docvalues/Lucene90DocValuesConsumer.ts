@@ -15,6 +15,10 @@ import {
   DV_DATA_EXTENSION,
   DV_META_CODEC,
   DV_META_EXTENSION,
+  DV_SKIP_CODEC,
+  DV_SKIP_EXTENSION,
+  DV_VERSION_SKIPPER_MAX_VALUE_COUNT,
+  DV_VERSION_SKIPPER_SEPARATE_FILE,
   DV_VERSION_START,
   DvType,
   LONG_MAX,
@@ -50,6 +54,12 @@ export type SortedSetColumnInput = ArrayLike<readonly (Uint8Array | string)[] | 
 export interface DocValuesConsumerOptions {
   /** Docs per skip-index interval (Lucene's default 4096; smaller only to exercise levels in tests). */
   readonly skipIndexIntervalSize?: number;
+  /**
+   * The format version to write: 0 (default; readable by every Lucene 9.x and 10.x), 1 (the skip
+   * index in its own `.dvs`) or 2 (plus maxValueCount per skip index). Only Lucene releases that
+   * know a version read it.
+   */
+  readonly version?: 0 | 1 | 2;
 }
 
 /**
@@ -67,13 +77,14 @@ const HALF_MIN = LONG_MIN / 2n;
 const HALF_MAX = LONG_MAX / 2n;
 
 /**
- * Writes Lucene90DocValuesFormat files (layout in Lucene90DocValuesFormat.ts), version 0 (what
- * Lucene 9.x and 10.x read), from columns held in memory: Lucene's DocValuesConsumer, making the
+ * Writes Lucene90DocValuesFormat files (layout in Lucene90DocValuesFormat.ts), version 0 by
+ * default (what every Lucene 9.x and 10.x reads; 1 and 2 on request), from columns held in memory: Lucene's DocValuesConsumer, making the
  * same choices Lucene makes so the bytes are the ones Lucene would write for the same values and
  * field order: docs with a value as none / all / IndexedDISI, values as constant, table (at most
  * 256 distinct values when it saves bits), GCD + delta, or blocks of 16384 values when that saves
  * 10% or more; terms in 64-term blocks LZ4-compressed behind their first term, with a reverse index
- * every 1024 terms; a skip index (inside `.dvd`, as version 0 has it) for fields that ask for one.
+ * every 1024 terms; a skip index (inside `.dvd` for version 0, in `.dvs` after) for fields that ask
+ * for one.
  *
  * Fields are added one at a time, in any order (Lucene writes them in field-number order); `close()`
  * ends `.dvm` with -1, writes both footers (CRC-32) and fsyncs. `abort()` deletes the partial files.
@@ -81,8 +92,13 @@ const HALF_MAX = LONG_MAX / 2n;
 export class Lucene90DocValuesConsumer {
   readonly dataPath: string;
   readonly metaPath: string;
+  /** The `.dvs` path (version >= 1), else null. */
+  readonly skipPath: string | null;
+  readonly version: number;
   private readonly data: IndexOutput;
   private readonly meta: IndexOutput;
+  /** Where skip indexes go: `.dvd` for version 0, `.dvs` from version 1. */
+  private readonly skip: IndexOutput;
   private readonly skipIndexIntervalSize: number;
   private readonly written = new Set<number>();
   private done = false;
@@ -97,18 +113,26 @@ export class Lucene90DocValuesConsumer {
     this.maxDoc = segment.maxDoc;
     this.skipIndexIntervalSize = options.skipIndexIntervalSize ?? SKIP_INDEX_INTERVAL_SIZE;
     if (!Number.isInteger(this.skipIndexIntervalSize) || this.skipIndexIntervalSize < 2) throw new RangeError(`skipIndexIntervalSize must be > 1, got ${this.skipIndexIntervalSize}`);
+    this.version = options.version ?? DV_VERSION_START;
+    if (![0, 1, 2].includes(this.version)) throw new RangeError(`doc values version must be 0, 1 or 2, got ${this.version}`);
     this.dataPath = join(dir, segmentFileName(segment.name, segmentSuffix, DV_DATA_EXTENSION));
     this.metaPath = join(dir, segmentFileName(segment.name, segmentSuffix, DV_META_EXTENSION));
-    this.data = new IndexOutput(this.dataPath);
+    this.skipPath = this.version >= DV_VERSION_SKIPPER_SEPARATE_FILE ? join(dir, segmentFileName(segment.name, segmentSuffix, DV_SKIP_EXTENSION)) : null;
+    const opened: IndexOutput[] = [];
     try {
-      this.meta = new IndexOutput(this.metaPath);
+      for (const path of [this.dataPath, this.metaPath, this.skipPath]) if (path !== null) opened.push(new IndexOutput(path));
     } catch (e) {
-      this.data.abort();
-      rmSync(this.dataPath, { force: true });
+      for (const o of opened) {
+        o.abort();
+        rmSync(o.path, { force: true });
+      }
       throw e;
     }
-    writeIndexHeader(this.data, DV_DATA_CODEC, DV_VERSION_START, segment.id, segmentSuffix);
-    writeIndexHeader(this.meta, DV_META_CODEC, DV_VERSION_START, segment.id, segmentSuffix);
+    [this.data, this.meta] = opened;
+    this.skip = opened[2] ?? this.data;
+    writeIndexHeader(this.data, DV_DATA_CODEC, this.version, segment.id, segmentSuffix);
+    writeIndexHeader(this.meta, DV_META_CODEC, this.version, segment.id, segmentSuffix);
+    if (this.skip !== this.data) writeIndexHeader(this.skip, DV_SKIP_CODEC, this.version, segment.id, segmentSuffix);
   }
 
   readonly maxDoc: number;
@@ -190,17 +214,19 @@ export class Lucene90DocValuesConsumer {
     this.meta.writeInt(-1);
     writeFooter(this.meta);
     writeFooter(this.data);
+    if (this.skip !== this.data) writeFooter(this.skip);
     this.data.close();
     this.meta.close();
+    if (this.skip !== this.data) this.skip.close();
   }
 
-  /** Closes without finishing and deletes both files. */
+  /** Closes without finishing and deletes the files. */
   abort(): void {
     this.done = true;
-    this.data.abort();
-    this.meta.abort();
-    rmSync(this.dataPath, { force: true });
-    rmSync(this.metaPath, { force: true });
+    for (const o of new Set([this.data, this.meta, this.skip])) {
+      o.abort();
+      rmSync(o.path, { force: true });
+    }
   }
 
   private begin(field: DocValuesFieldSpec, type: number, length: number): void {
@@ -454,12 +480,13 @@ export class Lucene90DocValuesConsumer {
   }
 
   /**
-   * The skip index of a field (version 0: in `.dvd`) and its SkipIndexMeta: intervals of at least
+   * The skip index of a field (in `.dvd` for version 0, `.dvs` after) and its SkipIndexMeta: intervals of at least
    * `skipIndexIntervalSize` docs (extended while a gap-free run of one constant single value goes
    * on), written in runs of up to 8^3 intervals with their level-1..3 summaries.
    */
   private writeSkipIndex(v: Values): void {
-    const start = this.data.filePointer;
+    const start = this.skip.filePointer;
+    let maxValueCount = 0;
     let globalMax: Long = LONG_MIN;
     let globalMin: Long = LONG_MAX;
     let docCount = 0;
@@ -477,6 +504,7 @@ export class Lucene90DocValuesConsumer {
     for (let i = 0; i < v.docs.length; i++) {
       const doc = v.docs[i];
       const count = v.counts === null ? 1 : v.counts[i];
+      if (count > maxValueCount) maxValueCount = count;
       const firstValue = v.values[k];
       if (current !== null && current.isDone(this.skipIndexIntervalSize, count, firstValue, doc)) {
         close(current);
@@ -498,11 +526,12 @@ export class Lucene90DocValuesConsumer {
       this.writeLevels(run);
     }
     this.meta.writeLong(start);
-    this.meta.writeLong(this.data.filePointer - start);
+    this.meta.writeLong(this.skip.filePointer - start);
     this.meta.writeLong(globalMax);
     this.meta.writeLong(globalMin);
     this.meta.writeInt(docCount);
     this.meta.writeInt(maxDocId);
+    if (this.version >= DV_VERSION_SKIPPER_MAX_VALUE_COUNT) this.meta.writeInt(maxValueCount);
   }
 
   private writeLevels(run: Interval[]): void {
@@ -516,14 +545,14 @@ export class Lucene90DocValuesConsumer {
     }
     for (let index = 0; index < run.length; index++) {
       const n = levelsAt(index, run.length);
-      this.data.writeByte(n);
+      this.skip.writeByte(n);
       for (let level = n - 1; level >= 0; level--) {
         const acc = levels[level][index >> (SKIP_INDEX_LEVEL_SHIFT * level)];
-        this.data.writeInt(acc.maxDocID);
-        this.data.writeInt(acc.minDocID);
-        this.data.writeLong(acc.maxValue);
-        this.data.writeLong(acc.minValue);
-        this.data.writeInt(acc.docCount);
+        this.skip.writeInt(acc.maxDocID);
+        this.skip.writeInt(acc.minDocID);
+        this.skip.writeLong(acc.maxValue);
+        this.skip.writeLong(acc.minValue);
+        this.skip.writeInt(acc.docCount);
       }
     }
   }
