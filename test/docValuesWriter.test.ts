@@ -3,11 +3,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 import { NO_MORE_DOCS } from '../segments/docvalues/DocValuesIterators.js';
+import { Lucene90DocValuesConsumer } from '../segments/docvalues/Lucene90DocValuesConsumer.js';
+import { SegmentDocValues } from '../segments/docvalues/SegmentDocValues.js';
+import { FieldInfos } from '../segments/lucene/FieldInfos.js';
+import { IndexDirectory } from '../segments/lucene/LuceneDirectory.js';
+import type { LuceneSegment } from '../segments/lucene/LuceneIndex.js';
 import type { Lucene90DocValuesProducer } from '../segments/docvalues/Lucene90DocValuesProducer.js';
 import { LONG_MAX, LONG_MIN } from '../segments/docvalues/Lucene90DocValuesFormat.js';
 import { decodeLong, encodeLong } from '../segments/docvalues/NumericEncodings.js';
 import { mulberry32 } from '../src/gen/Rng.js';
-import { docValuesFieldInfo as field, writeSegment } from './support/docValuesFixtures.js';
+import { SEGMENT_ID, docValuesFieldInfo as field, writeSegment } from './support/docValuesFixtures.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -552,5 +557,59 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
         w.addNumericField({ number: 0 }, [1]);
       }),
     ).toThrow(/written twice/);
+  });
+});
+
+describe('after close()', () => {
+  it('iterators, dictionaries and skippers throw instead of reading unmapped memory; columns stay valid', () => {
+    const maxDoc = 70_000; // a DENSE block, whose bitmap an iterator would otherwise hold a view of
+    const { open } = segment(maxDoc, [field('n', 0, 'NUMERIC', 'RANGE'), field('s', 1, 'SORTED')], (w) => {
+      w.addNumericField({ number: 0, skipIndex: true }, Array.from({ length: maxDoc }, (_, d) => (d % 3 === 0 ? null : d)));
+      w.addSortedField({ number: 1 }, Array.from({ length: maxDoc }, (_, d) => `t${d % 100}`));
+    });
+    const p = open();
+    const it = p.getNumeric('n');
+    expect(it.advanceExact(10)).toBe(true);
+    const dict = p.termsDict('s');
+    const skipper = p.getSkipper('n')!;
+    const column = p.numericColumn('n');
+    p.close();
+    expect(() => it.advanceExact(11)).toThrow(/closed/);
+    expect(() => dict.lookupOrd(5)).toThrow(/closed/);
+    expect(() => skipper.advance(0)).toThrow(/closed/);
+    expect(() => p.getNumeric('n')).toThrow(/closed/);
+    expect(column.values[11]).toBe(11);
+  });
+});
+
+describe('SegmentDocValues: a Lucene segment\'s fields across per-field formats and updates', () => {
+  it('reads an updated field (dvGen 1) from `_N_1_Lucene90_0.*` and the others from the base files; another format is refused by name', () => {
+    const maxDoc = 4;
+    const base = segment(maxDoc, [], (w) => {
+      w.addNumericField({ number: 0 }, [1, 2, 3, 4]);
+      w.addNumericField({ number: 1 }, [10, 20, 30, 40]); // the values before the update
+    });
+    // The update generation's files sit next to the base files, with the generation in the suffix.
+    const update = new Lucene90DocValuesConsumer(base.dir, { name: '_0', id: SEGMENT_ID, maxDoc }, '1_Lucene90_0');
+    update.addNumericField({ number: 1 }, [11, null, 33, 44]);
+    update.close();
+    const fields = [
+      field('kept', 0, 'NUMERIC'),
+      { ...field('updated', 1, 'NUMERIC'), dvGen: 1 },
+      { ...field('tsdb', 2, 'NUMERIC'), attributes: new Map([['PerFieldDocValuesFormat.format', 'ES87TSDB'], ['PerFieldDocValuesFormat.suffix', '0']]) },
+    ];
+    const directory = new IndexDirectory(base.dir);
+    const luceneSegment = { name: '_0', id: SEGMENT_ID, maxDoc, fieldInfos: new FieldInfos(fields, 2, 'test'), directory } as unknown as LuceneSegment;
+    const dv = SegmentDocValues.open(directory, luceneSegment);
+    try {
+      expect(dv.fieldNames).toEqual(['kept', 'updated']);
+      expect([...(dv.producer('kept').numericColumn('kept').values as Float64Array)]).toEqual([1, 2, 3, 4]);
+      const updated = dv.producer('updated').numericColumn('updated');
+      expect([...(updated.values as Float64Array)]).toEqual([11, 0, 33, 44]);
+      expect(updated.docCount).toBe(3);
+      expect(() => dv.producer('tsdb')).toThrow(/per-field doc-values format ES87TSDB/);
+    } finally {
+      dv.close();
+    }
   });
 });
