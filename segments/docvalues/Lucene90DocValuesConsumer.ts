@@ -17,21 +17,18 @@ import {
   DV_META_EXTENSION,
   DV_SKIP_CODEC,
   DV_SKIP_EXTENSION,
-  DV_VERSION_SKIPPER_MAX_VALUE_COUNT,
   DV_VERSION_SKIPPER_SEPARATE_FILE,
   DV_VERSION_START,
   DvType,
-  LONG_MAX,
-  LONG_MIN,
   NUMERIC_BLOCK_SHIFT,
   NUMERIC_BLOCK_SIZE,
   SKIP_INDEX_INTERVAL_SIZE,
-  SKIP_INDEX_LEVEL_SHIFT,
-  SKIP_INDEX_MAX_LEVEL,
   TERMS_DICT_BLOCK_SIZE,
   TERMS_DICT_REVERSE_INDEX_SHIFT,
   TERMS_DICT_REVERSE_INDEX_SIZE,
 } from './Lucene90DocValuesFormat.js';
+import { writeSkipIndex } from './SkipIndexWriter.js';
+import { type FieldValues, type Long, asBigInts, bigStats, numberStats, packed, safeSpan } from './ValueStats.js';
 
 /** What the writer needs of a field: its `.fnm` number, and whether `.fnm` gives it a skip index (RANGE). */
 export interface DocValuesFieldSpec {
@@ -40,8 +37,7 @@ export interface DocValuesFieldSpec {
   readonly skipIndex?: boolean;
 }
 
-/** A long: a safe-integer number or any int64 as a bigint. */
-export type Long = number | bigint;
+export type { Long };
 /** Per doc (index = doc id, length maxDoc): a value, or null / undefined for none. */
 export type NumericColumnInput = ArrayLike<Long | null | undefined>;
 /** Per doc: its values (any order; written ascending, duplicates kept); null, undefined or [] for none. */
@@ -61,20 +57,6 @@ export interface DocValuesConsumerOptions {
    */
   readonly version?: 0 | 1 | 2;
 }
-
-/**
- * The values of a field in doc order: docs with a value, how many each has, all values flattened
- * (as numbers when every one is a safe integer, else as exact int64s).
- */
-interface Values {
-  readonly docs: Int32Array;
-  /** Values per doc (parallel to docs), or null when each doc has exactly one. */
-  readonly counts: Int32Array | null;
-  readonly values: Float64Array | BigInt64Array;
-}
-
-const HALF_MIN = LONG_MIN / 2n;
-const HALF_MAX = LONG_MAX / 2n;
 
 /**
  * Writes Lucene90DocValuesFormat files (layout in Lucene90DocValuesFormat.ts), version 0 by
@@ -140,7 +122,7 @@ export class Lucene90DocValuesConsumer {
   addNumericField(field: DocValuesFieldSpec, column: NumericColumnInput): void {
     this.begin(field, DvType.NUMERIC, column.length);
     const values = singleValues(column, field);
-    if (field.skipIndex) this.writeSkipIndex(values);
+    if (field.skipIndex) this.skipIndex(values);
     this.writeValues(values, false);
   }
 
@@ -229,6 +211,10 @@ export class Lucene90DocValuesConsumer {
     }
   }
 
+  private skipIndex(v: FieldValues): void {
+    writeSkipIndex(this.skip, this.meta, v, this.skipIndexIntervalSize, this.version);
+  }
+
   private begin(field: DocValuesFieldSpec, type: number, length: number): void {
     if (this.done) throw new Error('doc values writer already closed');
     if (length !== this.maxDoc) throw new RangeError(`field ${label(field)}: ${length} docs in the column, the segment has ${this.maxDoc}`);
@@ -238,15 +224,15 @@ export class Lucene90DocValuesConsumer {
     this.meta.writeByte(type);
   }
 
-  private writeSorted(field: DocValuesFieldSpec, ords: Values, terms: Uint8Array[], singleValuedSet: boolean): void {
-    if (field.skipIndex) this.writeSkipIndex(ords);
+  private writeSorted(field: DocValuesFieldSpec, ords: FieldValues, terms: Uint8Array[], singleValuedSet: boolean): void {
+    if (field.skipIndex) this.skipIndex(ords);
     if (singleValuedSet) this.meta.writeByte(0); // multiValued = false
     this.writeValues(ords, true);
     this.addTermsDict(terms);
   }
 
-  private writeSortedNumeric(field: DocValuesFieldSpec, v: Values, ords: boolean): void {
-    if (field.skipIndex) this.writeSkipIndex(v);
+  private writeSortedNumeric(field: DocValuesFieldSpec, v: FieldValues, ords: boolean): void {
+    if (field.skipIndex) this.skipIndex(v);
     if (ords) this.meta.writeByte(1); // multiValued = true
     this.writeValues(v, ords);
     this.meta.writeInt(v.docs.length);
@@ -293,7 +279,7 @@ export class Lucene90DocValuesConsumer {
    * GCD and min arithmetic in int64 with Java's wrap-around. Values whose span fits in 2^53 are
    * handled as numbers (exact there, and fast); others as bigints masked to 64 bits.
    */
-  private writeValues(v: Values, ords: boolean): void {
+  private writeValues(v: FieldValues, ords: boolean): void {
     const n = v.values.length;
     const narrow = v.values instanceof Float64Array && safeSpan(v.values);
     const stats = narrow ? numberStats(v.values as Float64Array, ords) : bigStats(asBigInts(v.values), ords);
@@ -478,271 +464,6 @@ export class Lucene90DocValuesConsumer {
     this.meta.writeLong(addressesStart);
     this.meta.writeLong(this.data.filePointer - addressesStart);
   }
-
-  /**
-   * The skip index of a field (in `.dvd` for version 0, `.dvs` after) and its SkipIndexMeta: intervals of at least
-   * `skipIndexIntervalSize` docs (extended while a gap-free run of one constant single value goes
-   * on), written in runs of up to 8^3 intervals with their level-1..3 summaries.
-   */
-  private writeSkipIndex(v: Values): void {
-    const start = this.skip.filePointer;
-    let maxValueCount = 0;
-    let globalMax: Long = LONG_MIN;
-    let globalMin: Long = LONG_MAX;
-    let docCount = 0;
-    let maxDocId = -1;
-    const maxAccumulators = 1 << (SKIP_INDEX_LEVEL_SHIFT * (SKIP_INDEX_MAX_LEVEL - 1));
-    let run: Interval[] = [];
-    let current: Interval | null = null;
-    const close = (acc: Interval) => {
-      if (acc.maxValue > globalMax) globalMax = acc.maxValue;
-      if (acc.minValue < globalMin) globalMin = acc.minValue;
-      docCount += acc.docCount;
-      maxDocId = acc.maxDocID;
-    };
-    let k = 0;
-    for (let i = 0; i < v.docs.length; i++) {
-      const doc = v.docs[i];
-      const count = v.counts === null ? 1 : v.counts[i];
-      if (count > maxValueCount) maxValueCount = count;
-      const firstValue = v.values[k];
-      if (current !== null && current.isDone(this.skipIndexIntervalSize, count, firstValue, doc)) {
-        close(current);
-        current = null;
-        if (run.length === maxAccumulators) {
-          this.writeLevels(run);
-          run = [];
-        }
-      }
-      if (current === null) {
-        current = new Interval(doc);
-        run.push(current);
-      }
-      current.nextDoc(doc);
-      for (let j = 0; j < count; j++) current.accumulate(v.values[k++]);
-    }
-    if (run.length > 0) {
-      close(current!);
-      this.writeLevels(run);
-    }
-    this.meta.writeLong(start);
-    this.meta.writeLong(this.skip.filePointer - start);
-    this.meta.writeLong(globalMax);
-    this.meta.writeLong(globalMin);
-    this.meta.writeInt(docCount);
-    this.meta.writeInt(maxDocId);
-    if (this.version >= DV_VERSION_SKIPPER_MAX_VALUE_COUNT) this.meta.writeInt(maxValueCount);
-  }
-
-  private writeLevels(run: Interval[]): void {
-    const levels: Interval[][] = [run];
-    for (let l = 1; l < SKIP_INDEX_MAX_LEVEL; l++) {
-      const below = levels[l - 1];
-      const merged: Interval[] = [];
-      const group = 1 << SKIP_INDEX_LEVEL_SHIFT;
-      for (let i = 0; i + group <= below.length; i += group) merged.push(Interval.merge(below.slice(i, i + group)));
-      levels.push(merged);
-    }
-    for (let index = 0; index < run.length; index++) {
-      const n = levelsAt(index, run.length);
-      this.skip.writeByte(n);
-      for (let level = n - 1; level >= 0; level--) {
-        const acc = levels[level][index >> (SKIP_INDEX_LEVEL_SHIFT * level)];
-        this.skip.writeInt(acc.maxDocID);
-        this.skip.writeInt(acc.minDocID);
-        this.skip.writeLong(acc.maxValue);
-        this.skip.writeLong(acc.minValue);
-        this.skip.writeInt(acc.docCount);
-      }
-    }
-  }
-}
-
-/** Levels written at interval `index` of a run of `size`: 1 + the highest level whose group starts there and fits. */
-function levelsAt(index: number, size: number): number {
-  if (index % (1 << SKIP_INDEX_LEVEL_SHIFT) === 0) {
-    for (let level = SKIP_INDEX_MAX_LEVEL - 1; level > 0; level--) {
-      const n = 1 << (SKIP_INDEX_LEVEL_SHIFT * level);
-      if (size - index >= n && index % n === 0) return level + 1;
-    }
-  }
-  return 1;
-}
-
-/** Min / max / count of a skip-index interval (or group of intervals). */
-class Interval {
-  maxDocID = -1;
-  docCount = 0;
-  minValue: Long = LONG_MAX;
-  maxValue: Long = LONG_MIN;
-  constructor(readonly minDocID: number) {}
-
-  /** Full once it holds enough docs, unless the next doc continues a gap-free single-valued constant run. */
-  isDone(intervalSize: number, valueCount: number, nextValue: Long, nextDoc: number): boolean {
-    if (this.docCount < intervalSize) return false;
-    return valueCount > 1 || this.minValue !== this.maxValue || this.minValue !== nextValue || this.docCount !== nextDoc - this.minDocID;
-  }
-  nextDoc(doc: number): void {
-    this.maxDocID = doc;
-    this.docCount++;
-  }
-  accumulate(v: Long): void {
-    if (v < this.minValue) this.minValue = v;
-    if (v > this.maxValue) this.maxValue = v;
-  }
-  static merge(group: Interval[]): Interval {
-    const out = new Interval(group[0].minDocID);
-    for (const g of group) {
-      out.maxDocID = g.maxDocID;
-      out.docCount += g.docCount;
-      out.accumulate(g.minValue);
-      out.accumulate(g.maxValue);
-    }
-    return out;
-  }
-}
-
-/** Lucene's MinMaxTracker: global and per-block min / max, and the bits each way would take. */
-class MinMax {
-  min = LONG_MAX;
-  max = LONG_MIN;
-  count = 0;
-  spaceInBits = 0;
-  update(v: bigint): void {
-    if (v < this.min) this.min = v;
-    if (v > this.max) this.max = v;
-    this.count++;
-  }
-  merge(o: MinMax): void {
-    if (o.min < this.min) this.min = o.min;
-    if (o.max > this.max) this.max = o.max;
-    this.count += o.count;
-  }
-  finish(): void {
-    if (this.max > this.min) this.spaceInBits += DirectWriter.unsignedBitsRequired(BigInt.asIntN(64, this.max - this.min)) * this.count;
-  }
-  nextBlock(): void {
-    this.finish();
-    this.min = LONG_MAX;
-    this.max = LONG_MIN;
-    this.count = 0;
-  }
-}
-
-/** What writeValues decides from: bounds, GCD, distinct values (up to 256) and the bits each layout takes. */
-interface ValueStats {
-  readonly min: bigint;
-  readonly max: bigint;
-  readonly gcd: bigint;
-  readonly unique: bigint[] | null;
-  readonly globalSpace: number;
-  readonly blockSpace: number;
-}
-
-/** max - min of safe integers is itself safe: every difference the stats take is exact in doubles. */
-function safeSpan(values: Float64Array): boolean {
-  let min = Infinity;
-  let max = -Infinity;
-  for (let i = 0; i < values.length; i++) {
-    if (values[i] < min) min = values[i];
-    if (values[i] > max) max = values[i];
-  }
-  return values.length === 0 || max - min <= Number.MAX_SAFE_INTEGER;
-}
-
-function asBigInts(values: Float64Array | BigInt64Array): BigInt64Array {
-  return values instanceof BigInt64Array ? values : BigInt64Array.from(values, (x) => BigInt(x));
-}
-
-/** Lucene's stats pass over numbers (safe integers with a safe span: no GCD give-up can trigger). */
-function numberStats(values: Float64Array, ords: boolean): ValueStats {
-  const n = values.length;
-  const first = n > 0 ? values[0] : 0;
-  let gcd = 0;
-  let unique: Set<number> | null = ords ? null : new Set();
-  let min = Infinity;
-  let max = -Infinity;
-  let blockSpace = 0;
-  for (let from = 0; from < n; from += NUMERIC_BLOCK_SIZE) {
-    const end = Math.min(n, from + NUMERIC_BLOCK_SIZE);
-    let bmin = values[from];
-    let bmax = values[from];
-    for (let i = from; i < end; i++) {
-      const x = values[i];
-      if (gcd !== 1) gcd = gcdOfNumbers(gcd, x - first);
-      if (x < bmin) bmin = x;
-      if (x > bmax) bmax = x;
-      if (unique !== null && !unique.has(x)) {
-        unique.add(x);
-        if (unique.size > 256) unique = null;
-      }
-    }
-    if (bmax > bmin) blockSpace += DirectWriter.unsignedBitsRequired(bmax - bmin) * (end - from);
-    if (bmin < min) min = bmin;
-    if (bmax > max) max = bmax;
-  }
-  const globalSpace = max > min ? DirectWriter.unsignedBitsRequired(max - min) * n : 0;
-  return {
-    min: n === 0 ? LONG_MAX : BigInt(min),
-    max: n === 0 ? LONG_MIN : BigInt(max),
-    gcd: BigInt(gcd),
-    unique: unique === null ? null : [...unique].map((u) => BigInt(u)),
-    globalSpace,
-    blockSpace,
-  };
-}
-
-/** The same pass over int64s, with Lucene's give-up on the GCD near the ends of the range. */
-function bigStats(values: BigInt64Array, ords: boolean): ValueStats {
-  const n = values.length;
-  const first = n > 0 ? values[0] : 0n;
-  const global = new MinMax();
-  const block = new MinMax();
-  let gcd = 0n;
-  let unique: Set<bigint> | null = ords ? null : new Set();
-  for (let i = 0; i < n; i++) {
-    const x = values[i];
-    if (gcd !== 1n) {
-      // Far from zero, x - first could overflow and corrupt the GCD: Lucene gives up on it.
-      gcd = x < HALF_MIN || x > HALF_MAX ? 1n : gcdOf(gcd, x - first);
-    }
-    block.update(x);
-    if (block.count === NUMERIC_BLOCK_SIZE) {
-      global.merge(block);
-      block.nextBlock();
-    }
-    if (unique !== null && !unique.has(x)) {
-      unique.add(x);
-      if (unique.size > 256) unique = null;
-    }
-  }
-  global.merge(block);
-  global.finish();
-  block.finish();
-  return { min: global.min, max: global.max, gcd, unique: unique === null ? null : [...unique], globalSpace: global.spaceInBits, blockSpace: block.spaceInBits };
-}
-
-function gcdOfNumbers(a: number, b: number): number {
-  a = Math.abs(a);
-  b = Math.abs(b);
-  while (b !== 0) {
-    const t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
-/** (v - min) / gcd in int64 as Java computes it, as the unsigned pattern DirectWriter stores. */
-function packed(v: bigint, min: bigint, gcd: bigint): bigint {
-  return BigInt.asUintN(64, BigInt.asIntN(64, v - min) / gcd);
-}
-
-function gcdOf(a: bigint, b: bigint): bigint {
-  a = a < 0n ? -a : a;
-  b = b < 0n ? -b : b;
-  while (b !== 0n) [a, b] = [b, a % b];
-  return a;
 }
 
 function checkLong(v: Long, field: DocValuesFieldSpec, doc: number): Long {
@@ -754,7 +475,7 @@ function checkLong(v: Long, field: DocValuesFieldSpec, doc: number): Long {
   return v;
 }
 
-function singleValues(column: ArrayLike<Long | null | undefined>, field: DocValuesFieldSpec): Values {
+function singleValues(column: ArrayLike<Long | null | undefined>, field: DocValuesFieldSpec): FieldValues {
   const docs: number[] = [];
   const values: Long[] = [];
   for (let doc = 0; doc < column.length; doc++) {
@@ -766,7 +487,7 @@ function singleValues(column: ArrayLike<Long | null | undefined>, field: DocValu
   return { docs: Int32Array.from(docs), counts: null, values: longArray(values) };
 }
 
-function multiValues(column: ArrayLike<readonly Long[] | null | undefined>, field: DocValuesFieldSpec): Values {
+function multiValues(column: ArrayLike<readonly Long[] | null | undefined>, field: DocValuesFieldSpec): FieldValues {
   const docs: number[] = [];
   const counts: number[] = [];
   const values: Long[] = [];
