@@ -1,13 +1,18 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 import { NO_MORE_DOCS } from '../segments/docvalues/DocValuesIterators.js';
+import { Lucene90DocValuesConsumer } from '../segments/docvalues/Lucene90DocValuesConsumer.js';
+import { SegmentDocValues } from '../segments/docvalues/SegmentDocValues.js';
+import { FieldInfos } from '../segments/lucene/FieldInfos.js';
+import { IndexDirectory } from '../segments/lucene/LuceneDirectory.js';
+import type { LuceneSegment } from '../segments/lucene/LuceneIndex.js';
 import type { Lucene90DocValuesProducer } from '../segments/docvalues/Lucene90DocValuesProducer.js';
 import { LONG_MAX, LONG_MIN } from '../segments/docvalues/Lucene90DocValuesFormat.js';
 import { decodeLong, encodeLong } from '../segments/docvalues/NumericEncodings.js';
 import { mulberry32 } from '../src/gen/Rng.js';
-import { docValuesFieldInfo as field, writeSegment } from './support/docValuesFixtures.js';
+import { SEGMENT_ID, docValuesFieldInfo as field, writeSegment } from './support/docValuesFixtures.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -387,65 +392,70 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     }
   });
 
-  it('skip index (version 0: inside .dvd): every interval and level summarises its docs, global bounds in .dvm; advance skips whole levels', () => {
-    const maxDoc = 6000;
-    const rnd = mulberry32(9);
-    const values = Array.from({ length: maxDoc }, (_, d) => (d % 10 === 3 ? null : BigInt(Math.floor(rnd() * 1000) - 500)));
-    const multi = Array.from({ length: maxDoc }, (_, d) => (d % 4 === 0 ? [] : [`t${d % 97}`, `u${d % 13}`]));
-    const fields = [field('n', 0, 'NUMERIC', 'RANGE'), field('ss', 1, 'SORTED_SET', 'RANGE')];
-    // Intervals of 4 docs, so 6000 docs make runs of 512 intervals with all four levels.
-    const { open } = segment(
-      maxDoc,
-      fields,
-      (w) => {
-        w.addNumericField({ number: 0, skipIndex: true }, values);
-        w.addSortedSetField({ number: 1, skipIndex: true }, multi);
-      },
-      { skipIndexIntervalSize: 4 },
-    );
-    const p = open();
-    try {
-      expectNumeric(p, 'n', values);
-      const present = values.flatMap((v, d) => (v === null ? [] : [{ d, v }]));
-      const s = p.getSkipper('n')!;
-      expect(s.minValue()).toBe(present.reduce((m, x) => (x.v < m ? x.v : m), LONG_MAX));
-      expect(s.maxValue()).toBe(present.reduce((m, x) => (x.v > m ? x.v : m), LONG_MIN));
-      expect(s.docCount()).toBe(present.length);
-      expect(s.maxValueCount()).toBe(1); // inferred for a single-valued field of a version 0 file
-      const summary = (from: number, to: number) => {
-        const inRange = present.filter((x) => x.d >= from && x.d <= to);
-        return { count: inRange.length, min: inRange.reduce((m, x) => (x.v < m ? x.v : m), LONG_MAX), max: inRange.reduce((m, x) => (x.v > m ? x.v : m), LONG_MIN) };
-      };
-      let intervals = 0;
-      let maxLevels = 0;
-      for (let target = 0; ; ) {
-        s.advance(target);
-        if (s.minDocID(0) === NO_MORE_DOCS) break;
-        intervals++;
-        maxLevels = Math.max(maxLevels, s.numLevels());
-        for (let level = 0; level < s.numLevels(); level++) {
-          const sum = summary(s.minDocID(level), s.maxDocID(level));
-          expect({ count: s.docCount(level), min: s.minValue(level), max: s.maxValue(level) }).toEqual(sum);
+  for (const version of [0, 1, 2] as const) {
+    it(`skip index, version ${version} (${version === 0 ? 'inside .dvd' : version === 1 ? 'in .dvs' : 'in .dvs, with maxValueCount'}): every interval and level summarises its docs, global bounds in .dvm; advance skips whole levels`, () => {
+      const maxDoc = 6000;
+      const rnd = mulberry32(9);
+      const values = Array.from({ length: maxDoc }, (_, d) => (d % 10 === 3 ? null : BigInt(Math.floor(rnd() * 1000) - 500)));
+      const multi = Array.from({ length: maxDoc }, (_, d) => (d % 4 === 0 ? [] : [`t${d % 97}`, `u${d % 13}`]));
+      const fields = [field('n', 0, 'NUMERIC', 'RANGE'), field('ss', 1, 'SORTED_SET', 'RANGE')];
+      // Intervals of 4 docs, so 6000 docs make runs of 512 intervals with all four levels.
+      const { dir, open } = segment(
+        maxDoc,
+        fields,
+        (w) => {
+          w.addNumericField({ number: 0, skipIndex: true }, values);
+          w.addSortedSetField({ number: 1, skipIndex: true }, multi);
+        },
+        { skipIndexIntervalSize: 4, version },
+      );
+      expect(existsSync(join(dir, '_0_Lucene90_0.dvs'))).toBe(version > 0);
+      const p = open();
+      try {
+        expect(p.version).toBe(version);
+        expectNumeric(p, 'n', values);
+        const present = values.flatMap((v, d) => (v === null ? [] : [{ d, v }]));
+        const s = p.getSkipper('n')!;
+        expect(s.minValue()).toBe(present.reduce((m, x) => (x.v < m ? x.v : m), LONG_MAX));
+        expect(s.maxValue()).toBe(present.reduce((m, x) => (x.v > m ? x.v : m), LONG_MIN));
+        expect(s.docCount()).toBe(present.length);
+        expect(s.maxValueCount()).toBe(1); // recorded from version 2, inferred before for a single-valued field
+        const summary = (from: number, to: number) => {
+          const inRange = present.filter((x) => x.d >= from && x.d <= to);
+          return { count: inRange.length, min: inRange.reduce((m, x) => (x.v < m ? x.v : m), LONG_MAX), max: inRange.reduce((m, x) => (x.v > m ? x.v : m), LONG_MIN) };
+        };
+        let intervals = 0;
+        let maxLevels = 0;
+        for (let target = 0; ; ) {
+          s.advance(target);
+          if (s.minDocID(0) === NO_MORE_DOCS) break;
+          intervals++;
+          maxLevels = Math.max(maxLevels, s.numLevels());
+          for (let level = 0; level < s.numLevels(); level++) {
+            const sum = summary(s.minDocID(level), s.maxDocID(level));
+            expect({ count: s.docCount(level), min: s.minValue(level), max: s.maxValue(level) }).toEqual(sum);
+          }
+          target = s.maxDocID(0) + 1;
         }
-        target = s.maxDocID(0) + 1;
+        expect(intervals).toBe(Math.ceil(present.length / 4));
+        expect(maxLevels).toBe(4);
+        // A far target skips whole groups and still lands on the interval holding it.
+        const far = p.getSkipper('n')!;
+        far.advance(5000);
+        expect(far.minDocID(0)).toBeLessThanOrEqual(5000);
+        expect(far.maxDocID(0)).toBeGreaterThanOrEqual(5000);
+        const set = p.getSkipper('ss')!;
+        expect(set.docCount()).toBe(multi.filter((t) => t.length > 0).length);
+        expect(set.maxValueCount()).toBe(version >= 2 ? 2 : -1); // multi-valued: unknown before version 2
+        expect(set.minValue()).toBe(0n);
+        expect(set.maxValue()).toBe(BigInt(p.termsDict('ss').valueCount - 1));
+        expect(p.getSkipper('ss')).not.toBeNull();
+        expect(() => p.checkIntegrity()).not.toThrow();
+      } finally {
+        p.close();
       }
-      expect(intervals).toBe(Math.ceil(present.length / 4));
-      expect(maxLevels).toBe(4);
-      // A far target skips whole groups and still lands on the interval holding it.
-      const far = p.getSkipper('n')!;
-      far.advance(5000);
-      expect(far.minDocID(0)).toBeLessThanOrEqual(5000);
-      expect(far.maxDocID(0)).toBeGreaterThanOrEqual(5000);
-      const set = p.getSkipper('ss')!;
-      expect(set.docCount()).toBe(multi.filter((t) => t.length > 0).length);
-      expect(set.maxValueCount()).toBe(-1); // multi-valued: not recorded before version 2
-      expect(set.minValue()).toBe(0n);
-      expect(set.maxValue()).toBe(BigInt(p.termsDict('ss').valueCount - 1));
-      expect(p.getSkipper('ss')).not.toBeNull();
-    } finally {
-      p.close();
-    }
-  });
+    });
+  }
 
   it('a flipped byte is detected naming the file: .dvm at open (CRC), .dvd by checkIntegrity() or, in its header, at open', () => {
     const maxDoc = 3000;
@@ -496,6 +506,27 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     p.close();
   });
 
+  it('a flipped byte in .dvs (version 1+) is detected naming .dvs', () => {
+    const maxDoc = 500;
+    const { dir, open } = segment(maxDoc, [field('n', 0, 'NUMERIC', 'RANGE')], (w) => w.addNumericField({ number: 0, skipIndex: true }, Array.from({ length: maxDoc }, (_, d) => d)), {
+      version: 2,
+      skipIndexIntervalSize: 8,
+    });
+    const path = join(dir, '_0_Lucene90_0.dvs');
+    const bytes = readFileSync(path);
+    bytes[bytes.length >> 1] ^= 1;
+    writeFileSync(path, bytes);
+    const p = open();
+    try {
+      expect(() => p.checkIntegrity()).toThrow(/_0_Lucene90_0\.dvs/);
+    } finally {
+      p.close();
+    }
+    bytes[3] ^= 1; // the header's magic
+    writeFileSync(path, bytes);
+    expect(() => open()).toThrow(/_0_Lucene90_0\.dvs/);
+  });
+
   it('asking a field for the wrong type names the field and its type; NUMERIC and SORTED also read as their single-valued multi views', () => {
     const { open } = segment(3, [field('n', 0, 'NUMERIC'), field('s', 1, 'SORTED')], (w) => {
       w.addNumericField({ number: 0 }, [1, null, 3]);
@@ -526,5 +557,59 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
         w.addNumericField({ number: 0 }, [1]);
       }),
     ).toThrow(/written twice/);
+  });
+});
+
+describe('after close()', () => {
+  it('iterators, dictionaries and skippers throw instead of reading unmapped memory; columns stay valid', () => {
+    const maxDoc = 70_000; // a DENSE block, whose bitmap an iterator would otherwise hold a view of
+    const { open } = segment(maxDoc, [field('n', 0, 'NUMERIC', 'RANGE'), field('s', 1, 'SORTED')], (w) => {
+      w.addNumericField({ number: 0, skipIndex: true }, Array.from({ length: maxDoc }, (_, d) => (d % 3 === 0 ? null : d)));
+      w.addSortedField({ number: 1 }, Array.from({ length: maxDoc }, (_, d) => `t${d % 100}`));
+    });
+    const p = open();
+    const it = p.getNumeric('n');
+    expect(it.advanceExact(10)).toBe(true);
+    const dict = p.termsDict('s');
+    const skipper = p.getSkipper('n')!;
+    const column = p.numericColumn('n');
+    p.close();
+    expect(() => it.advanceExact(11)).toThrow(/closed/);
+    expect(() => dict.lookupOrd(5)).toThrow(/closed/);
+    expect(() => skipper.advance(0)).toThrow(/closed/);
+    expect(() => p.getNumeric('n')).toThrow(/closed/);
+    expect(column.values[11]).toBe(11);
+  });
+});
+
+describe('SegmentDocValues: a Lucene segment\'s fields across per-field formats and updates', () => {
+  it('reads an updated field (dvGen 1) from `_N_1_Lucene90_0.*` and the others from the base files; another format is refused by name', () => {
+    const maxDoc = 4;
+    const base = segment(maxDoc, [], (w) => {
+      w.addNumericField({ number: 0 }, [1, 2, 3, 4]);
+      w.addNumericField({ number: 1 }, [10, 20, 30, 40]); // the values before the update
+    });
+    // The update generation's files sit next to the base files, with the generation in the suffix.
+    const update = new Lucene90DocValuesConsumer(base.dir, { name: '_0', id: SEGMENT_ID, maxDoc }, '1_Lucene90_0');
+    update.addNumericField({ number: 1 }, [11, null, 33, 44]);
+    update.close();
+    const fields = [
+      field('kept', 0, 'NUMERIC'),
+      { ...field('updated', 1, 'NUMERIC'), dvGen: 1 },
+      { ...field('tsdb', 2, 'NUMERIC'), attributes: new Map([['PerFieldDocValuesFormat.format', 'ES87TSDB'], ['PerFieldDocValuesFormat.suffix', '0']]) },
+    ];
+    const directory = new IndexDirectory(base.dir);
+    const luceneSegment = { name: '_0', id: SEGMENT_ID, maxDoc, fieldInfos: new FieldInfos(fields, 2, 'test'), directory } as unknown as LuceneSegment;
+    const dv = SegmentDocValues.open(directory, luceneSegment);
+    try {
+      expect(dv.fieldNames).toEqual(['kept', 'updated']);
+      expect([...(dv.producer('kept').numericColumn('kept').values as Float64Array)]).toEqual([1, 2, 3, 4]);
+      const updated = dv.producer('updated').numericColumn('updated');
+      expect([...(updated.values as Float64Array)]).toEqual([11, 0, 33, 44]);
+      expect(updated.docCount).toBe(3);
+      expect(() => dv.producer('tsdb')).toThrow(/per-field doc-values format ES87TSDB/);
+    } finally {
+      dv.close();
+    }
   });
 });

@@ -15,19 +15,20 @@ import {
   DV_DATA_EXTENSION,
   DV_META_CODEC,
   DV_META_EXTENSION,
+  DV_SKIP_CODEC,
+  DV_SKIP_EXTENSION,
+  DV_VERSION_SKIPPER_SEPARATE_FILE,
   DV_VERSION_START,
   DvType,
-  LONG_MAX,
-  LONG_MIN,
   NUMERIC_BLOCK_SHIFT,
   NUMERIC_BLOCK_SIZE,
   SKIP_INDEX_INTERVAL_SIZE,
-  SKIP_INDEX_LEVEL_SHIFT,
-  SKIP_INDEX_MAX_LEVEL,
   TERMS_DICT_BLOCK_SIZE,
   TERMS_DICT_REVERSE_INDEX_SHIFT,
   TERMS_DICT_REVERSE_INDEX_SIZE,
 } from './Lucene90DocValuesFormat.js';
+import { writeSkipIndex } from './SkipIndexWriter.js';
+import { type FieldValues, type Long, asBigInts, bigStats, numberStats, packed, safeSpan } from './ValueStats.js';
 
 /** What the writer needs of a field: its `.fnm` number, and whether `.fnm` gives it a skip index (RANGE). */
 export interface DocValuesFieldSpec {
@@ -36,8 +37,7 @@ export interface DocValuesFieldSpec {
   readonly skipIndex?: boolean;
 }
 
-/** A long: a safe-integer number or any int64 as a bigint. */
-export type Long = number | bigint;
+export type { Long };
 /** Per doc (index = doc id, length maxDoc): a value, or null / undefined for none. */
 export type NumericColumnInput = ArrayLike<Long | null | undefined>;
 /** Per doc: its values (any order; written ascending, duplicates kept); null, undefined or [] for none. */
@@ -50,30 +50,23 @@ export type SortedSetColumnInput = ArrayLike<readonly (Uint8Array | string)[] | 
 export interface DocValuesConsumerOptions {
   /** Docs per skip-index interval (Lucene's default 4096; smaller only to exercise levels in tests). */
   readonly skipIndexIntervalSize?: number;
+  /**
+   * The format version to write: 0 (default; readable by every Lucene 9.x and 10.x), 1 (the skip
+   * index in its own `.dvs`) or 2 (plus maxValueCount per skip index). Only Lucene releases that
+   * know a version read it.
+   */
+  readonly version?: 0 | 1 | 2;
 }
 
 /**
- * The values of a field in doc order: docs with a value, how many each has, all values flattened
- * (as numbers when every one is a safe integer, else as exact int64s).
- */
-interface Values {
-  readonly docs: Int32Array;
-  /** Values per doc (parallel to docs), or null when each doc has exactly one. */
-  readonly counts: Int32Array | null;
-  readonly values: Float64Array | BigInt64Array;
-}
-
-const HALF_MIN = LONG_MIN / 2n;
-const HALF_MAX = LONG_MAX / 2n;
-
-/**
- * Writes Lucene90DocValuesFormat files (layout in Lucene90DocValuesFormat.ts), version 0 (what
- * Lucene 9.x and 10.x read), from columns held in memory: Lucene's DocValuesConsumer, making the
+ * Writes Lucene90DocValuesFormat files (layout in Lucene90DocValuesFormat.ts), version 0 by
+ * default (what every Lucene 9.x and 10.x reads; 1 and 2 on request), from columns held in memory: Lucene's DocValuesConsumer, making the
  * same choices Lucene makes so the bytes are the ones Lucene would write for the same values and
  * field order: docs with a value as none / all / IndexedDISI, values as constant, table (at most
  * 256 distinct values when it saves bits), GCD + delta, or blocks of 16384 values when that saves
  * 10% or more; terms in 64-term blocks LZ4-compressed behind their first term, with a reverse index
- * every 1024 terms; a skip index (inside `.dvd`, as version 0 has it) for fields that ask for one.
+ * every 1024 terms; a skip index (inside `.dvd` for version 0, in `.dvs` after) for fields that ask
+ * for one.
  *
  * Fields are added one at a time, in any order (Lucene writes them in field-number order); `close()`
  * ends `.dvm` with -1, writes both footers (CRC-32) and fsyncs. `abort()` deletes the partial files.
@@ -81,8 +74,13 @@ const HALF_MAX = LONG_MAX / 2n;
 export class Lucene90DocValuesConsumer {
   readonly dataPath: string;
   readonly metaPath: string;
+  /** The `.dvs` path (version >= 1), else null. */
+  readonly skipPath: string | null;
+  readonly version: number;
   private readonly data: IndexOutput;
   private readonly meta: IndexOutput;
+  /** Where skip indexes go: `.dvd` for version 0, `.dvs` from version 1. */
+  private readonly skip: IndexOutput;
   private readonly skipIndexIntervalSize: number;
   private readonly written = new Set<number>();
   private done = false;
@@ -97,18 +95,26 @@ export class Lucene90DocValuesConsumer {
     this.maxDoc = segment.maxDoc;
     this.skipIndexIntervalSize = options.skipIndexIntervalSize ?? SKIP_INDEX_INTERVAL_SIZE;
     if (!Number.isInteger(this.skipIndexIntervalSize) || this.skipIndexIntervalSize < 2) throw new RangeError(`skipIndexIntervalSize must be > 1, got ${this.skipIndexIntervalSize}`);
+    this.version = options.version ?? DV_VERSION_START;
+    if (![0, 1, 2].includes(this.version)) throw new RangeError(`doc values version must be 0, 1 or 2, got ${this.version}`);
     this.dataPath = join(dir, segmentFileName(segment.name, segmentSuffix, DV_DATA_EXTENSION));
     this.metaPath = join(dir, segmentFileName(segment.name, segmentSuffix, DV_META_EXTENSION));
-    this.data = new IndexOutput(this.dataPath);
+    this.skipPath = this.version >= DV_VERSION_SKIPPER_SEPARATE_FILE ? join(dir, segmentFileName(segment.name, segmentSuffix, DV_SKIP_EXTENSION)) : null;
+    const opened: IndexOutput[] = [];
     try {
-      this.meta = new IndexOutput(this.metaPath);
+      for (const path of [this.dataPath, this.metaPath, this.skipPath]) if (path !== null) opened.push(new IndexOutput(path));
     } catch (e) {
-      this.data.abort();
-      rmSync(this.dataPath, { force: true });
+      for (const o of opened) {
+        o.abort();
+        rmSync(o.path, { force: true });
+      }
       throw e;
     }
-    writeIndexHeader(this.data, DV_DATA_CODEC, DV_VERSION_START, segment.id, segmentSuffix);
-    writeIndexHeader(this.meta, DV_META_CODEC, DV_VERSION_START, segment.id, segmentSuffix);
+    [this.data, this.meta] = opened;
+    this.skip = opened[2] ?? this.data;
+    writeIndexHeader(this.data, DV_DATA_CODEC, this.version, segment.id, segmentSuffix);
+    writeIndexHeader(this.meta, DV_META_CODEC, this.version, segment.id, segmentSuffix);
+    if (this.skip !== this.data) writeIndexHeader(this.skip, DV_SKIP_CODEC, this.version, segment.id, segmentSuffix);
   }
 
   readonly maxDoc: number;
@@ -116,7 +122,7 @@ export class Lucene90DocValuesConsumer {
   addNumericField(field: DocValuesFieldSpec, column: NumericColumnInput): void {
     this.begin(field, DvType.NUMERIC, column.length);
     const values = singleValues(column, field);
-    if (field.skipIndex) this.writeSkipIndex(values);
+    if (field.skipIndex) this.skipIndex(values);
     this.writeValues(values, false);
   }
 
@@ -190,17 +196,23 @@ export class Lucene90DocValuesConsumer {
     this.meta.writeInt(-1);
     writeFooter(this.meta);
     writeFooter(this.data);
+    if (this.skip !== this.data) writeFooter(this.skip);
     this.data.close();
     this.meta.close();
+    if (this.skip !== this.data) this.skip.close();
   }
 
-  /** Closes without finishing and deletes both files. */
+  /** Closes without finishing and deletes the files. */
   abort(): void {
     this.done = true;
-    this.data.abort();
-    this.meta.abort();
-    rmSync(this.dataPath, { force: true });
-    rmSync(this.metaPath, { force: true });
+    for (const o of new Set([this.data, this.meta, this.skip])) {
+      o.abort();
+      rmSync(o.path, { force: true });
+    }
+  }
+
+  private skipIndex(v: FieldValues): void {
+    writeSkipIndex(this.skip, this.meta, v, this.skipIndexIntervalSize, this.version);
   }
 
   private begin(field: DocValuesFieldSpec, type: number, length: number): void {
@@ -212,15 +224,15 @@ export class Lucene90DocValuesConsumer {
     this.meta.writeByte(type);
   }
 
-  private writeSorted(field: DocValuesFieldSpec, ords: Values, terms: Uint8Array[], singleValuedSet: boolean): void {
-    if (field.skipIndex) this.writeSkipIndex(ords);
+  private writeSorted(field: DocValuesFieldSpec, ords: FieldValues, terms: Uint8Array[], singleValuedSet: boolean): void {
+    if (field.skipIndex) this.skipIndex(ords);
     if (singleValuedSet) this.meta.writeByte(0); // multiValued = false
     this.writeValues(ords, true);
     this.addTermsDict(terms);
   }
 
-  private writeSortedNumeric(field: DocValuesFieldSpec, v: Values, ords: boolean): void {
-    if (field.skipIndex) this.writeSkipIndex(v);
+  private writeSortedNumeric(field: DocValuesFieldSpec, v: FieldValues, ords: boolean): void {
+    if (field.skipIndex) this.skipIndex(v);
     if (ords) this.meta.writeByte(1); // multiValued = true
     this.writeValues(v, ords);
     this.meta.writeInt(v.docs.length);
@@ -267,7 +279,7 @@ export class Lucene90DocValuesConsumer {
    * GCD and min arithmetic in int64 with Java's wrap-around. Values whose span fits in 2^53 are
    * handled as numbers (exact there, and fast); others as bigints masked to 64 bits.
    */
-  private writeValues(v: Values, ords: boolean): void {
+  private writeValues(v: FieldValues, ords: boolean): void {
     const n = v.values.length;
     const narrow = v.values instanceof Float64Array && safeSpan(v.values);
     const stats = narrow ? numberStats(v.values as Float64Array, ords) : bigStats(asBigInts(v.values), ords);
@@ -452,268 +464,6 @@ export class Lucene90DocValuesConsumer {
     this.meta.writeLong(addressesStart);
     this.meta.writeLong(this.data.filePointer - addressesStart);
   }
-
-  /**
-   * The skip index of a field (version 0: in `.dvd`) and its SkipIndexMeta: intervals of at least
-   * `skipIndexIntervalSize` docs (extended while a gap-free run of one constant single value goes
-   * on), written in runs of up to 8^3 intervals with their level-1..3 summaries.
-   */
-  private writeSkipIndex(v: Values): void {
-    const start = this.data.filePointer;
-    let globalMax: Long = LONG_MIN;
-    let globalMin: Long = LONG_MAX;
-    let docCount = 0;
-    let maxDocId = -1;
-    const maxAccumulators = 1 << (SKIP_INDEX_LEVEL_SHIFT * (SKIP_INDEX_MAX_LEVEL - 1));
-    let run: Interval[] = [];
-    let current: Interval | null = null;
-    const close = (acc: Interval) => {
-      if (acc.maxValue > globalMax) globalMax = acc.maxValue;
-      if (acc.minValue < globalMin) globalMin = acc.minValue;
-      docCount += acc.docCount;
-      maxDocId = acc.maxDocID;
-    };
-    let k = 0;
-    for (let i = 0; i < v.docs.length; i++) {
-      const doc = v.docs[i];
-      const count = v.counts === null ? 1 : v.counts[i];
-      const firstValue = v.values[k];
-      if (current !== null && current.isDone(this.skipIndexIntervalSize, count, firstValue, doc)) {
-        close(current);
-        current = null;
-        if (run.length === maxAccumulators) {
-          this.writeLevels(run);
-          run = [];
-        }
-      }
-      if (current === null) {
-        current = new Interval(doc);
-        run.push(current);
-      }
-      current.nextDoc(doc);
-      for (let j = 0; j < count; j++) current.accumulate(v.values[k++]);
-    }
-    if (run.length > 0) {
-      close(current!);
-      this.writeLevels(run);
-    }
-    this.meta.writeLong(start);
-    this.meta.writeLong(this.data.filePointer - start);
-    this.meta.writeLong(globalMax);
-    this.meta.writeLong(globalMin);
-    this.meta.writeInt(docCount);
-    this.meta.writeInt(maxDocId);
-  }
-
-  private writeLevels(run: Interval[]): void {
-    const levels: Interval[][] = [run];
-    for (let l = 1; l < SKIP_INDEX_MAX_LEVEL; l++) {
-      const below = levels[l - 1];
-      const merged: Interval[] = [];
-      const group = 1 << SKIP_INDEX_LEVEL_SHIFT;
-      for (let i = 0; i + group <= below.length; i += group) merged.push(Interval.merge(below.slice(i, i + group)));
-      levels.push(merged);
-    }
-    for (let index = 0; index < run.length; index++) {
-      const n = levelsAt(index, run.length);
-      this.data.writeByte(n);
-      for (let level = n - 1; level >= 0; level--) {
-        const acc = levels[level][index >> (SKIP_INDEX_LEVEL_SHIFT * level)];
-        this.data.writeInt(acc.maxDocID);
-        this.data.writeInt(acc.minDocID);
-        this.data.writeLong(acc.maxValue);
-        this.data.writeLong(acc.minValue);
-        this.data.writeInt(acc.docCount);
-      }
-    }
-  }
-}
-
-/** Levels written at interval `index` of a run of `size`: 1 + the highest level whose group starts there and fits. */
-function levelsAt(index: number, size: number): number {
-  if (index % (1 << SKIP_INDEX_LEVEL_SHIFT) === 0) {
-    for (let level = SKIP_INDEX_MAX_LEVEL - 1; level > 0; level--) {
-      const n = 1 << (SKIP_INDEX_LEVEL_SHIFT * level);
-      if (size - index >= n && index % n === 0) return level + 1;
-    }
-  }
-  return 1;
-}
-
-/** Min / max / count of a skip-index interval (or group of intervals). */
-class Interval {
-  maxDocID = -1;
-  docCount = 0;
-  minValue: Long = LONG_MAX;
-  maxValue: Long = LONG_MIN;
-  constructor(readonly minDocID: number) {}
-
-  /** Full once it holds enough docs, unless the next doc continues a gap-free single-valued constant run. */
-  isDone(intervalSize: number, valueCount: number, nextValue: Long, nextDoc: number): boolean {
-    if (this.docCount < intervalSize) return false;
-    return valueCount > 1 || this.minValue !== this.maxValue || this.minValue !== nextValue || this.docCount !== nextDoc - this.minDocID;
-  }
-  nextDoc(doc: number): void {
-    this.maxDocID = doc;
-    this.docCount++;
-  }
-  accumulate(v: Long): void {
-    if (v < this.minValue) this.minValue = v;
-    if (v > this.maxValue) this.maxValue = v;
-  }
-  static merge(group: Interval[]): Interval {
-    const out = new Interval(group[0].minDocID);
-    for (const g of group) {
-      out.maxDocID = g.maxDocID;
-      out.docCount += g.docCount;
-      out.accumulate(g.minValue);
-      out.accumulate(g.maxValue);
-    }
-    return out;
-  }
-}
-
-/** Lucene's MinMaxTracker: global and per-block min / max, and the bits each way would take. */
-class MinMax {
-  min = LONG_MAX;
-  max = LONG_MIN;
-  count = 0;
-  spaceInBits = 0;
-  update(v: bigint): void {
-    if (v < this.min) this.min = v;
-    if (v > this.max) this.max = v;
-    this.count++;
-  }
-  merge(o: MinMax): void {
-    if (o.min < this.min) this.min = o.min;
-    if (o.max > this.max) this.max = o.max;
-    this.count += o.count;
-  }
-  finish(): void {
-    if (this.max > this.min) this.spaceInBits += DirectWriter.unsignedBitsRequired(BigInt.asIntN(64, this.max - this.min)) * this.count;
-  }
-  nextBlock(): void {
-    this.finish();
-    this.min = LONG_MAX;
-    this.max = LONG_MIN;
-    this.count = 0;
-  }
-}
-
-/** What writeValues decides from: bounds, GCD, distinct values (up to 256) and the bits each layout takes. */
-interface ValueStats {
-  readonly min: bigint;
-  readonly max: bigint;
-  readonly gcd: bigint;
-  readonly unique: bigint[] | null;
-  readonly globalSpace: number;
-  readonly blockSpace: number;
-}
-
-/** max - min of safe integers is itself safe: every difference the stats take is exact in doubles. */
-function safeSpan(values: Float64Array): boolean {
-  let min = Infinity;
-  let max = -Infinity;
-  for (let i = 0; i < values.length; i++) {
-    if (values[i] < min) min = values[i];
-    if (values[i] > max) max = values[i];
-  }
-  return values.length === 0 || max - min <= Number.MAX_SAFE_INTEGER;
-}
-
-function asBigInts(values: Float64Array | BigInt64Array): BigInt64Array {
-  return values instanceof BigInt64Array ? values : BigInt64Array.from(values, (x) => BigInt(x));
-}
-
-/** Lucene's stats pass over numbers (safe integers with a safe span: no GCD give-up can trigger). */
-function numberStats(values: Float64Array, ords: boolean): ValueStats {
-  const n = values.length;
-  const first = n > 0 ? values[0] : 0;
-  let gcd = 0;
-  let unique: Set<number> | null = ords ? null : new Set();
-  let min = Infinity;
-  let max = -Infinity;
-  let blockSpace = 0;
-  for (let from = 0; from < n; from += NUMERIC_BLOCK_SIZE) {
-    const end = Math.min(n, from + NUMERIC_BLOCK_SIZE);
-    let bmin = values[from];
-    let bmax = values[from];
-    for (let i = from; i < end; i++) {
-      const x = values[i];
-      if (gcd !== 1) gcd = gcdOfNumbers(gcd, x - first);
-      if (x < bmin) bmin = x;
-      if (x > bmax) bmax = x;
-      if (unique !== null && !unique.has(x)) {
-        unique.add(x);
-        if (unique.size > 256) unique = null;
-      }
-    }
-    if (bmax > bmin) blockSpace += DirectWriter.unsignedBitsRequired(bmax - bmin) * (end - from);
-    if (bmin < min) min = bmin;
-    if (bmax > max) max = bmax;
-  }
-  const globalSpace = max > min ? DirectWriter.unsignedBitsRequired(max - min) * n : 0;
-  return {
-    min: n === 0 ? LONG_MAX : BigInt(min),
-    max: n === 0 ? LONG_MIN : BigInt(max),
-    gcd: BigInt(gcd),
-    unique: unique === null ? null : [...unique].map((u) => BigInt(u)),
-    globalSpace,
-    blockSpace,
-  };
-}
-
-/** The same pass over int64s, with Lucene's give-up on the GCD near the ends of the range. */
-function bigStats(values: BigInt64Array, ords: boolean): ValueStats {
-  const n = values.length;
-  const first = n > 0 ? values[0] : 0n;
-  const global = new MinMax();
-  const block = new MinMax();
-  let gcd = 0n;
-  let unique: Set<bigint> | null = ords ? null : new Set();
-  for (let i = 0; i < n; i++) {
-    const x = values[i];
-    if (gcd !== 1n) {
-      // Far from zero, x - first could overflow and corrupt the GCD: Lucene gives up on it.
-      gcd = x < HALF_MIN || x > HALF_MAX ? 1n : gcdOf(gcd, x - first);
-    }
-    block.update(x);
-    if (block.count === NUMERIC_BLOCK_SIZE) {
-      global.merge(block);
-      block.nextBlock();
-    }
-    if (unique !== null && !unique.has(x)) {
-      unique.add(x);
-      if (unique.size > 256) unique = null;
-    }
-  }
-  global.merge(block);
-  global.finish();
-  block.finish();
-  return { min: global.min, max: global.max, gcd, unique: unique === null ? null : [...unique], globalSpace: global.spaceInBits, blockSpace: block.spaceInBits };
-}
-
-function gcdOfNumbers(a: number, b: number): number {
-  a = Math.abs(a);
-  b = Math.abs(b);
-  while (b !== 0) {
-    const t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
-/** (v - min) / gcd in int64 as Java computes it, as the unsigned pattern DirectWriter stores. */
-function packed(v: bigint, min: bigint, gcd: bigint): bigint {
-  return BigInt.asUintN(64, BigInt.asIntN(64, v - min) / gcd);
-}
-
-function gcdOf(a: bigint, b: bigint): bigint {
-  a = a < 0n ? -a : a;
-  b = b < 0n ? -b : b;
-  while (b !== 0n) [a, b] = [b, a % b];
-  return a;
 }
 
 function checkLong(v: Long, field: DocValuesFieldSpec, doc: number): Long {
@@ -725,7 +475,7 @@ function checkLong(v: Long, field: DocValuesFieldSpec, doc: number): Long {
   return v;
 }
 
-function singleValues(column: ArrayLike<Long | null | undefined>, field: DocValuesFieldSpec): Values {
+function singleValues(column: ArrayLike<Long | null | undefined>, field: DocValuesFieldSpec): FieldValues {
   const docs: number[] = [];
   const values: Long[] = [];
   for (let doc = 0; doc < column.length; doc++) {
@@ -737,7 +487,7 @@ function singleValues(column: ArrayLike<Long | null | undefined>, field: DocValu
   return { docs: Int32Array.from(docs), counts: null, values: longArray(values) };
 }
 
-function multiValues(column: ArrayLike<readonly Long[] | null | undefined>, field: DocValuesFieldSpec): Values {
+function multiValues(column: ArrayLike<readonly Long[] | null | undefined>, field: DocValuesFieldSpec): FieldValues {
   const docs: number[] = [];
   const counts: number[] = [];
   const values: Long[] = [];

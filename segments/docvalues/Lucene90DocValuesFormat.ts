@@ -13,10 +13,11 @@
  * | `_N_S.dvd` | `Lucene90DocValuesData`        | 0-2      | doc sets, packed values, terms         |
  * | `_N_S.dvs` | `Lucene90DocValuesSkipIndex`   | 1-2      | skip index of fields that have one     |
  *
- * Versions: 0 is what Lucene 9.x and 10.0 onwards write (the fixtures: 9.12.3, 10.0.0), with the
- * skip index (10.0+, fields whose `.fnm` skip-index byte is RANGE) inside `.dvd`; 1 moves the
- * skip index into its own `.dvs` file; 2 adds maxValueCount to each skip-index entry. A meta file
- * and its data (and skip) files must carry the same version, segment id and suffix. Newer
+ * Versions: 0 is what Lucene 9.x and the 10.x releases before the separate skip file write (the
+ * fixtures, 9.12.3 and 10.0.0, are version 0), with the skip index (10.0+, fields whose `.fnm`
+ * skip-index byte is RANGE) inside `.dvd`; 1 moves the skip index into its own `.dvs` file; 2 adds
+ * maxValueCount to each skip-index entry. The rest of the layout is the same in all three. A meta
+ * file and its data (and skip) files must carry the same version, segment id and suffix. Newer
  * versions are refused (IndexFormatTooNewOrOldException) rather than guessed at.
  *
  * Every file starts with the CodecUtil index header (codec, version, segment id, suffix S) and
@@ -128,8 +129,9 @@
  * ## Skip index (`.dvd` in version 0, `.dvs` from version 1) of NUMERIC, SORTED, SORTED_SET and
  * SORTED_NUMERIC fields whose `.fnm` asks for one
  *
- * A run of intervals of about 4096 docs with values (an interval is extended while the next doc
- * repeats a single-valued constant run without gaps). Interval i is written as byte levels (1-4),
+ * A run of intervals of at least 4096 docs with values each (the writer here, like recent Lucene,
+ * extends an interval while the next doc continues a gap-free run of one constant single value;
+ * readers do not depend on where intervals end). Interval i is written as byte levels (1-4),
  * then for level = levels - 1 down to 0 one 28-byte record: int32 maxDocID, int32 minDocID, int64
  * maxValue, int64 minValue, int32 docCount. Level L summarises the 8^L intervals starting at i,
  * and is written at interval i only when i is a multiple of 8^L with 8^L intervals left (in runs

@@ -33,6 +33,7 @@ import {
   SortedNumericDocValues,
   SortedSetDocValues,
 } from './DocValuesIterators.js';
+import { CloseGuardedBytes } from './CloseGuardedBytes.js';
 import { DocValuesSkipper } from './DocValuesSkipper.js';
 import {
   DOCS_WITH_FIELD_ALL,
@@ -124,7 +125,9 @@ export class Lucene90DocValuesProducer {
     }
     const entries = readDocValuesEntries(meta, fieldInfos, version, segment.maxDoc, dataSlice.length, (skipSlice ?? dataSlice).length);
     expectEnd(meta);
-    const open = (slice: FileSlice): RandomAccessBytes => (options.readPath === 'pread' ? new PreadBytes(slice) : new MappedBytes(slice));
+    // Normal read-ahead for a mapping: columns stream whole fields, iterators move forward.
+    const owner = `doc values of segment ${segment.name} (${segmentSuffix})`;
+    const open = (slice: FileSlice): RandomAccessBytes => new CloseGuardedBytes(options.readPath === 'pread' ? new PreadBytes(slice) : new MappedBytes(slice, 'normal'), owner);
     const data = open(dataSlice);
     let skipData: RandomAccessBytes | null = null;
     try {
@@ -245,7 +248,7 @@ export class Lucene90DocValuesProducer {
     if (this.skipSlice !== null) checksumEntireFile(this.skipSlice);
   }
 
-  /** Unmaps the data files. Iterators, dictionaries and skippers of this producer must not be used afterwards. */
+  /** Unmaps the data files. Iterators, dictionaries and skippers of this producer then throw (columns are plain arrays and stay valid). */
   close(): void {
     if (this.closed) return;
     this.closed = true;

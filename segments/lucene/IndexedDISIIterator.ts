@@ -206,6 +206,9 @@ export class IndexedDISIIterator {
   }
 
   private withinDense(t: number): boolean {
+    // A mapping's view is re-read from `bytes` (not kept across calls), so a closed file throws
+    // there instead of faulting on unmapped memory.
+    if (this.bytes.mapping !== null) this.dense = this.bytes.bytes;
     const d = this.dense;
     const low = t - this.blockBase;
     const targetWord = low >>> 5;

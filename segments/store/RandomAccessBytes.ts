@@ -3,7 +3,7 @@ import type { FileSlice } from './FileSlice.js';
 import { readSliceBytes } from './FileSlice.js';
 import { closeFile, openForRead } from './native/IoUring.js';
 import { preadInto } from './native/libc.js';
-import { MappedFile } from './native/MappedFile.js';
+import { type Advice, MappedFile } from './native/MappedFile.js';
 
 /**
  * Random access to the bytes of a logical file (Lucene's RandomAccessInput), read in place: through
@@ -38,11 +38,14 @@ export class MappedBytes implements RandomAccessBytes {
   readonly mapping: MappedFile;
   readonly bytes: Uint8Array;
 
-  constructor(slice: FileSlice) {
+  /**
+   * `advice` defaults to RANDOM: a neighbour list is a few hundred bytes, and fault read-around
+   * would read 128 KiB per hop. Readers that stream (doc-values columns) pass 'normal'.
+   */
+  constructor(slice: FileSlice, advice: Advice = 'random') {
     this.name = slice.name;
     this.length = slice.length;
-    // RANDOM: a neighbour list is a few hundred bytes; fault read-around would read 128 KiB per hop.
-    this.mapping = MappedFile.open(slice.path, slice.offset, slice.length, { advice: 'random' });
+    this.mapping = MappedFile.open(slice.path, slice.offset, slice.length, { advice });
     if (this.mapping.chunkCount !== 1) {
       this.mapping.close();
       throw new RangeError(`${slice.name}: ${slice.length} bytes exceed the 4 GiB a single mapped view can address`);
