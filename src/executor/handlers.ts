@@ -11,6 +11,7 @@ import { RESCORE_RING } from '../../query/rescore/RescoreTask.js';
 import { rescoreRingTask } from '../../query/rescore/rescoreRing.js';
 import { buildSegment } from '../../segments/index/SegmentBuildTask.js';
 import { loadResident } from '../../segments/index/SegmentLoader.js';
+import { filteredGroundTruthRange, GEN_FILTERED_GROUND_TRUTH } from '../gen/filteredGroundTruthTask.js';
 import { genChunk } from '../gen/genChunkTask.js';
 import { groundTruthRange } from '../gen/groundTruthTask.js';
 import { ping } from './pingTask.js';
@@ -26,6 +27,7 @@ export const handlers: ReadonlyMap<string, Handler> = new Map([
   register(PING, ping),
   register(GEN_CHUNK, genChunk),
   register(GEN_GROUND_TRUTH, groundTruthRange),
+  register(GEN_FILTERED_GROUND_TRUTH, filteredGroundTruthRange),
   register(RESCORE_RING, rescoreRingTask),
   register(KNN_SLICE, knnSlice),
   register(KNN_GRAPH, graphSlice),

@@ -13,6 +13,8 @@ export const CHUNK_ROWS = 1024;
 export const STREAM_MODEL = 0;
 export const STREAM_BASE = 1;
 export const STREAM_QUERY = 2;
+/** The documents' metadata fields (`--filters`): a stream of its own, so the vectors do not change. */
+export const STREAM_FIELDS = 3;
 
 export type GenSimilarity = 'cosine' | 'dot_product' | 'euclidean' | 'max_inner_product';
 export const GEN_SIMILARITIES: readonly GenSimilarity[] = ['cosine', 'dot_product', 'euclidean', 'max_inner_product'];
@@ -37,6 +39,26 @@ export interface DatasetInfo extends DatasetSpec {
   readonly generatorVersion: number;
   readonly files: { readonly base: string; readonly query: string; readonly groundtruth: string };
   /** Ground-truth ranking, for readers of the file. */
+  readonly groundTruth: string;
+  /** Present only for `--filters` (without it dataset.json is what it always was). */
+  readonly filters?: FiltersInfo;
+}
+
+/** dataset.json's `filters`: where the metadata, filters and filtered ground truth are, and how to read them. */
+export interface FiltersInfo {
+  /** Version of the metadata and filter definitions (bumped when they change for the same arguments). */
+  readonly version: number;
+  readonly files: { readonly fields: string; readonly mapping: string; readonly filters: string; readonly groundtruth: string };
+  readonly selectivities: readonly number[];
+  readonly correlations: readonly string[];
+  /** Filters per query (filters.json entries and ground-truth rows per query). */
+  readonly perQuery: number;
+  /** Filter names in their per-query order. */
+  readonly names: readonly string[];
+  /** Neighbours per ground-truth row (fewer when fewer docs pass). */
+  readonly k: number;
+  /** Row order of the filtered ground truth. */
+  readonly order: string;
   readonly groundTruth: string;
 }
 

@@ -23,7 +23,8 @@ import { parseSeed, Rng } from './Rng.js';
  */
 export const TOPICS = 32;
 export const SUBTOPICS = 32;
-const CLUSTERS = TOPICS * SUBTOPICS;
+/** Clusters of the model; a row's cluster id is in [0, CLUSTERS). */
+export const CLUSTERS = TOPICS * SUBTOPICS;
 const SPECTRUM_ALPHA = 0.3;
 const TOPIC_SPREAD = 1.0;
 const SUBTOPIC_SPREAD = 0.55;
@@ -192,15 +193,17 @@ export class EmbeddingModel {
    * Draws `rows` vectors from `rng` into out[outOff..outOff + rows*dim). Random draws are made row
    * by row (cluster, L latent normals, D noise normals, norm factor), and each output element is
    * computed with the same operation order whether its row goes through the 4-row kernel or the
-   * 1-row tail, so a row's bytes depend only on the draws.
+   * 1-row tail, so a row's bytes depend only on the draws. When `clusters` is given, row r's
+   * cluster id goes to clusters[clustersOff + r] (recorded only: the draws are the same).
    */
-  sample(rng: Rng, rows: number, out: Float32Array, outOff = 0): void {
+  sample(rng: Rng, rows: number, out: Float32Array, outOff = 0, clusters?: Uint16Array, clustersOff = 0): void {
     const { dim: D, latent: L, basisT, mean, centres, scales, cumulative, z, noise, factors } = this;
     const noiseSigma = this.noiseSigma;
     for (let r0 = 0; r0 < rows; r0 += BLOCK) {
       const b = Math.min(BLOCK, rows - r0);
       for (let r = 0; r < b; r++) {
         const c = pickCluster(cumulative, rng.nextDouble());
+        if (clusters) clusters[clustersOff + r0 + r] = c;
         const zo = r * L;
         rng.fillNormal(z, zo, L);
         for (let j = 0; j < L; j++) z[zo + j] = centres[c * L + j] + scales[c * L + j] * z[zo + j];
@@ -223,6 +226,27 @@ export class EmbeddingModel {
         for (let i = 0; i < D; i++) out[o + i] = noise[no + i] * factor;
       }
     }
+  }
+
+  /**
+   * Cluster c's centre as the model would emit it for a row with no within-cluster deviation and
+   * no noise: centre . basis + mean, then unit length (cosine, dot_product) or the median norm
+   * factor (euclidean, max_inner_product). Float64, D values into out. The filters of `--filters`
+   * rank clusters by the similarity of these centres to a query.
+   */
+  centreImage(c: number, out: Float64Array): void {
+    const { dim: D, latent: L, basisT, mean, centres } = this;
+    if (!Number.isInteger(c) || c < 0 || c >= CLUSTERS) throw new RangeError(`cluster must be an integer in [0, ${CLUSTERS}), got ${c}`);
+    let norm = 0;
+    for (let i = 0; i < D; i++) {
+      let a = 0;
+      const bo = i * L;
+      for (let j = 0; j < L; j++) a += centres[c * L + j] * basisT[bo + j];
+      out[i] = a + mean[i];
+      norm += out[i] * out[i];
+    }
+    const factor = this.normalize ? (norm > 0 ? 1 / Math.sqrt(norm) : 0) : this.normScale;
+    for (let i = 0; i < D; i++) out[i] *= factor;
   }
 }
 

@@ -109,6 +109,35 @@ export class TopK {
     }
   }
 
+  /** Entries held for query q (k once full). */
+  size(q: number): number {
+    return this.sizes[q];
+  }
+
+  /**
+   * Sorted result with rows of their own length: per query, best first, sizes[q] entries, the rest
+   * of its k slots id -1 (which merge() skips) and score -Infinity.
+   */
+  resultRows(): TopKResult & { readonly sizes: Int32Array } {
+    const { k } = this;
+    const ids = new Int32Array(this.queries * k).fill(-1);
+    const scores = new Float64Array(this.queries * k).fill(-Infinity);
+    const order: number[] = [];
+    const hs = this.heapScores, hi = this.heapIds;
+    for (let q = 0; q < this.queries; q++) {
+      const base = q * k;
+      const size = this.sizes[q];
+      order.length = 0;
+      for (let j = 0; j < size; j++) order.push(j);
+      order.sort((a, b) => hs[base + b] - hs[base + a] || hi[base + a] - hi[base + b]);
+      for (let j = 0; j < size; j++) {
+        ids[base + j] = hi[base + order[j]];
+        scores[base + j] = hs[base + order[j]];
+      }
+    }
+    return { queries: this.queries, k, ids, scores, sizes: this.sizes.slice() };
+  }
+
   /** Sorted result: per query, best first (score desc, id asc). */
   result(): TopKResult {
     let kOut = this.k;

@@ -1,5 +1,6 @@
 import { move } from 'piscina';
 import { CHUNK_ROWS, type ModelSpec } from './DatasetSpec.js';
+import { drawFields, type FieldColumns } from './DocFields.js';
 import { EmbeddingModel } from './EmbeddingModel.js';
 import { parseSeed, Rng } from './Rng.js';
 
@@ -11,6 +12,12 @@ export interface GenChunkArgs {
   readonly firstChunk: number;
   /** Rows to generate from firstChunk * CHUNK_ROWS (whole chunks, except at the end of the stream). */
   readonly rows: number;
+  /**
+   * Base rows with `--filters`: the rows' metadata is written here, at the rows' own indexes
+   * (shared memory, so nothing comes back through the result): the generating cluster of each
+   * vector, and u, tags and ts from their own stream (DocFields.ts).
+   */
+  readonly fields?: FieldColumns;
 }
 
 /**
@@ -22,11 +29,13 @@ export function generateRows(args: GenChunkArgs): Float32Array {
   const seed = parseSeed(args.spec.seed);
   const D = model.dim;
   const out = new Float32Array(args.rows * D);
+  const first = args.firstChunk * CHUNK_ROWS;
   for (let done = 0, c = args.firstChunk; done < args.rows; c++) {
     const rows = Math.min(CHUNK_ROWS, args.rows - done);
-    model.sample(Rng.from(seed, args.stream, c), rows, out, done * D);
+    model.sample(Rng.from(seed, args.stream, c), rows, out, done * D, args.fields?.cluster, first + done);
     done += rows;
   }
+  if (args.fields) drawFields(args.spec.seed, args.firstChunk, args.rows, args.fields);
   return out;
 }
 

@@ -41,18 +41,45 @@ export async function groundTruthRange(args: GroundTruthRangeArgs): Promise<Grou
   const queries = prepareQueries(args.queries, dim);
   const top = new TopK(queries.count, k);
   const rowInts = dim + 1;
-  const rowBytes = rowInts * 4;
-  let blockRows = Math.max(2, Math.floor(READ_BLOCK_BYTES / rowBytes));
+  let blockRows = Math.max(2, Math.floor(READ_BLOCK_BYTES / (rowInts * 4)));
   const kernels = args.kernel === 'js' ? null : await groundTruthKernels();
   if (args.kernel === 'wasm' && !kernels) throw new Error('gen.groundTruth: wasm kernels unavailable');
   if (kernels) blockRows = Math.max(2, Math.min(blockRows, Math.floor(SCORE_BLOCK_BYTES / (4 * queries.count))));
   blockRows = Math.min(blockRows, Math.max(1, rows));
   const prefilter = kernels ? new WasmPrefilter(kernels, queries, blockRows, similarity, k) : null;
+  const scratch = new ScoreScratch();
+  try {
+    readRowBlocks(path, dim, firstRow, rows, blockRows, (floats, n, firstId) => {
+      if (prefilter) prefilter.score(floats, 1, rowInts, n, firstId, top);
+      else scoreDocs(queries, floats, 1, rowInts, n, firstId, similarity, top, scratch);
+      if (counter) Atomics.add(counter, 0, n);
+    });
+  } finally {
+    prefilter?.release();
+  }
+  return { ...top.result(), kernel: prefilter ? 'wasm' : 'js', rescored: prefilter?.rescored ?? 0 };
+}
+
+/**
+ * Reads rows [firstRow, firstRow + rows) of an .fvecs file in blocks of at most `blockRows`
+ * (positioned reads into one reused buffer) and hands each block to `onBlock`: the rows as
+ * floats with their headers (row r's values at 1 + r * (dim + 1)), the row count and the first
+ * row's id. Checks every row's dimension header.
+ */
+export function readRowBlocks(
+  path: string,
+  dim: number,
+  firstRow: number,
+  rows: number,
+  blockRows: number,
+  onBlock: (floats: Float32Array, count: number, firstId: number) => void,
+): void {
+  const rowInts = dim + 1;
+  const rowBytes = rowInts * 4;
   const buffer = new ArrayBuffer(blockRows * rowBytes);
   const bytes = new Uint8Array(buffer);
   const ints = new Int32Array(buffer);
   const floats = new Float32Array(buffer);
-  const scratch = new ScoreScratch();
   const fd = openSync(path, 'r');
   try {
     for (let done = 0; done < rows; ) {
@@ -69,14 +96,10 @@ export async function groundTruthRange(args: GroundTruthRangeArgs): Promise<Grou
           throw new Error(`${path}: row ${firstRow + done + r}: dimension header ${ints[r * rowInts]}, expected ${dim}`);
         }
       }
-      if (prefilter) prefilter.score(floats, 1, rowInts, n, firstRow + done, top);
-      else scoreDocs(queries, floats, 1, rowInts, n, firstRow + done, similarity, top, scratch);
+      onBlock(floats, n, firstRow + done);
       done += n;
-      if (counter) Atomics.add(counter, 0, n);
     }
   } finally {
     closeSync(fd);
-    prefilter?.release();
   }
-  return { ...top.result(), kernel: prefilter ? 'wasm' : 'js', rescored: prefilter?.rescored ?? 0 };
 }

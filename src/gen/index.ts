@@ -20,3 +20,8 @@ export {
 } from './DatasetSpec.js';
 export { EmbeddingModel, latentDims } from './EmbeddingModel.js';
 export { Rng, parseSeed } from './Rng.js';
+export { FILTER_FILES, filtersInfo, generateBaseWithFields, type FiltersResult } from './generateDataset.js';
+export { readFilteredGroundTruth } from './FilteredGroundTruth.js';
+export { FILTER_KINDS, SELECTIVITIES, CORRELATIONS, PER_QUERY, type FilterEntry, type FilterKind, type Correlation } from './FilterSet.js';
+export { compileFilter, passes, type FilterDsl, type CompiledFilter } from './FilterDsl.js';
+export { TAGS, type FieldColumns } from './DocFields.js';
