@@ -15,6 +15,7 @@ import type { IndexReader, LeafReaderContext, SegmentReader } from './IndexReade
 import { shared, type SegmentHandle } from './SegmentHandle.js';
 import { newIndexId } from './releaseBoard.js';
 import { SegmentDocuments } from './SegmentDocuments.js';
+import { Mapping } from '../document/Mapping.js';
 import { FIELD_INFOS_EXTENSION, parseFieldInfos } from '../lucene/FieldInfos.js';
 import { openChecksummed } from '../codec/CodecUtil.js';
 import { readSliceBytes } from '../store/FileSlice.js';
@@ -83,6 +84,17 @@ export class DirectoryReader implements IndexReader {
 
   get field(): VectorFieldInfo {
     return this.commit.field;
+  }
+
+  private parsedMapping: Mapping | null | undefined;
+
+  /** The mapping the build kept in the commit's user data (null for an index built before documents). */
+  get mapping(): Mapping | null {
+    if (this.parsedMapping === undefined) {
+      const json = this.commit.userData.get('mapping');
+      this.parsedMapping = json === undefined ? null : Mapping.parse(JSON.parse(json));
+    }
+    return this.parsedMapping;
   }
 
   get maxDoc(): number {

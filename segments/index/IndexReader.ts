@@ -1,6 +1,7 @@
 import type { VectorFieldInfo } from './CommitPoint.js';
 import type { SegmentHandle } from './SegmentHandle.js';
 import type { SegmentDocuments } from './SegmentDocuments.js';
+import type { Mapping } from '../document/Mapping.js';
 
 /** One segment of an open index, as the main thread sees it. */
 export interface SegmentReader {
@@ -39,6 +40,8 @@ export interface IndexReader {
   checkIntegrity(): void;
   /** False once the directory holds a newer commit than this reader's (absent: the reader cannot tell). */
   isCurrent?(): boolean;
+  /** The index's mapping (what its documents' fields are); absent: none is known (a Lucene index, an index built before documents). */
+  readonly mapping?: Mapping | null;
   close(): void;
 }
 

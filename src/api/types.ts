@@ -76,6 +76,39 @@ export interface SearchOptions {
    * or a filtered traversal); when few docs are accepted, every one of them is rescored.
    */
   readonly filter?: KnnFilter | null;
+  /**
+   * The document source on each hit (Elasticsearch's `_source`): true, false (the default: hits
+   * are Lucene's, ids and scores), field patterns to include, or includes/excludes (`*` wildcards)
+   * and `excludeVectors` (default true: the vector is left out, as Elasticsearch 9.2 does).
+   */
+  readonly source?: SourceOption;
+  /** Mapped fields (patterns) whose values each hit carries in `fields`, read from its source (Elasticsearch's `fields`). */
+  readonly fields?: readonly string[];
+  /** Fields whose doc values each hit carries in `fields` (Elasticsearch's `docvalue_fields`); dates take a `format`. */
+  readonly docvalueFields?: readonly (string | DocvalueField)[];
+}
+
+export type SourceOption = boolean | readonly string[] | { readonly includes?: readonly string[]; readonly excludes?: readonly string[]; readonly excludeVectors?: boolean };
+
+export interface DocvalueField {
+  readonly field: string;
+  /** For dates: `epoch_millis`, or the default ISO 8601 (`strict_date_optional_time`). */
+  readonly format?: string;
+}
+
+/** A document as `get`, `mget` and `storedFields()` return it. */
+export interface IndexedDoc {
+  readonly id: string;
+  /** Global doc number. */
+  readonly doc: number;
+  readonly source?: Record<string, unknown>;
+  readonly fields?: Record<string, unknown[]>;
+}
+
+export interface GetOptions {
+  readonly source?: SourceOption;
+  readonly fields?: readonly string[];
+  readonly docvalueFields?: readonly (string | DocvalueField)[];
 }
 
 export interface SearchHit {
@@ -84,6 +117,10 @@ export interface SearchHit {
   /** The global doc number (docBase + segment doc), as Lucene numbers docs. */
   readonly doc: number;
   readonly score: number;
+  /** The document source, when the search asked for it (SearchOptions.source). */
+  readonly source?: Record<string, unknown>;
+  /** `fields` / `docvalue_fields` values, when asked for. */
+  readonly fields?: Record<string, unknown[]>;
 }
 
 export interface SearchResult {
@@ -155,6 +192,14 @@ export interface VectorIndex {
   isCurrent?(): boolean;
   /** Releases mappings and, if this was the last open index, the executor. */
   close(): Promise<void>;
+  /** The index's mapping as Elasticsearch shows it (`GET /:index/_mapping`); null when none is known. */
+  mapping?(): Record<string, unknown> | null;
+  /** The document with a user-facing id, or null (Elasticsearch's GET `_doc`). */
+  get?(id: string, options?: GetOptions): Promise<IndexedDoc | null>;
+  /** Live documents a filter accepts (all live documents without one): Elasticsearch's `_count`. */
+  count?(filter?: KnnFilter | null): Promise<number>;
+  /** Lucene's IndexSearcher.storedFields(): a document by global doc number. */
+  storedFields?(): { document(doc: number, options?: GetOptions): IndexedDoc };
 }
 
 export const MAX_K = 10_000;
