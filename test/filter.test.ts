@@ -16,6 +16,7 @@ import {
   type FilterLeaf,
   type FilterQuery,
   type FilterValue,
+  type NumericColumn,
   type NumericValue,
 } from '../query/filter/index.js';
 import {
@@ -280,6 +281,25 @@ describe('filters match what a per-doc reference evaluation says (random documen
         });
       }
     }
+  });
+
+  it('large segments: multi-valued columns beyond the reused count scratch, integer and hashed numeric sets', () => {
+    const r = rng(2024);
+    const fields = FIELDS.filter((f) => f.multi || f.name === 'x');
+    const [segment] = randomSegments(r, fields, 1, 0, 70_001);
+    const leaf = toLeaf(segment, fields, r);
+    expect((leaf.column('ns') as NumericColumn).offsets![leaf.maxDoc]).toBeGreaterThan(1 << 16);
+    const queries = [
+      new TermQuery('tags', 'a'),
+      new TermInSetQuery('tags', ['a', 'b', '\u{1F600}']),
+      new SortedNumericDocValuesRangeQuery('ns', -7, 100, false, true),
+      new SortedNumericDocValuesRangeQuery('xs', 0, null),
+      new TermInSetQuery('ns', [5, -7, 42, 0]),
+      new TermInSetQuery('xs', [1.5, -0, 2.5]),
+      new TermInSetQuery('x', [0, 3, 1, -1]),
+      new FieldExistsQuery('ns'),
+    ];
+    for (const q of queries) expect(bitsOf(q.bitset(leaf)), String(q)).toEqual(expected(segment, (d) => reference(q, d)));
   });
 
   it('equal cache keys mean equal bitsets; reordered clauses and terms keep the key', () => {

@@ -33,11 +33,12 @@ export interface BooleanClauses {
  *
  * Evaluated word by word over the clauses' bitsets (through `clauses`: a FilterCache, or each
  * clause afresh): AND of the required, OR / AND / a bit-sliced count of the should clauses for
- * minimumShouldMatch 1 / all / in between, AND NOT of the excluded; ~0.03 ms per clause per
- * million docs on top of the clauses' own bitsets. Stops early when the required clauses leave
- * nothing. `rewrite()` simplifies (a lone clause is itself, the impossible is MatchNoDocsQuery),
- * and the cache key is the rewritten query's, with the clauses of each kind sorted: the order of
- * clauses never matters, and `must` and `filter` are the same for a filter.
+ * minimumShouldMatch 1 / all / in between, AND NOT of the excluded; on top of the clauses' own
+ * bitsets, ~0.05 ms per clause per million docs (~0.3 ms per clause for the count). Stops early
+ * when the required clauses leave nothing. `rewrite()` simplifies (a lone clause is itself, the
+ * impossible is MatchNoDocsQuery), and the cache key is the rewritten query's, with the clauses
+ * of each kind sorted: the order of clauses never matters, and `must` and `filter` are the same
+ * for a filter.
  */
 export class BooleanQuery extends FilterQuery {
   readonly must: readonly FilterQuery[];

@@ -75,12 +75,12 @@ export function randomValue(r: () => number, type: FieldType, wide = true): DocV
   }
 }
 
-/** Random segments over `fields`: missing values, several values, deletions, an id per doc. */
-export function randomSegments(r: () => number, fields: readonly FieldSpec[], count: number, maxDocs = 150): PlainSegment[] {
+/** Random segments over `fields` (up to `maxDocs` docs each, or exactly `exactDocs`): missing values, several values, deletions, an id per doc. */
+export function randomSegments(r: () => number, fields: readonly FieldSpec[], count: number, maxDocs = 150, exactDocs?: number): PlainSegment[] {
   const segments: PlainSegment[] = [];
   let nextId = 0;
   for (let s = 0; s < count; s++) {
-    const n = Math.floor(r() * maxDocs) + (r() < 0.2 ? 0 : 1);
+    const n = exactDocs ?? Math.floor(r() * maxDocs) + (r() < 0.2 ? 0 : 1);
     const deletes = r() < 0.6 ? r() * 0.4 : 0;
     const wideLongs = r() < 0.5;
     const docs: PlainDoc[] = [];
