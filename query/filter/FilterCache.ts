@@ -53,9 +53,15 @@ interface Entry {
  * filter evaluated through the cache (`bitset(bool, leaf)`) gets each clause through it too, so
  * its clauses are shared with every other filter that uses them.
  *
+ * Cached bitsets have the segment's live docs applied (so a hit costs nothing), which makes the
+ * leaf's `key` an identity of its live docs too: a segment that gains deletions must come with a
+ * new key (its name plus its deletes generation, say), or `evictLeaf` its old one, else hits
+ * would return deleted docs. (Lucene keys its cache by the segment core and applies live docs
+ * at search time instead.)
+ *
  * One cache per thread that evaluates filters (bitsets are plain heap objects). A segment's
- * entries stay until evicted or `evictLeaf` (call it when the segment closes: its key may be
- * reused by nothing else, but its bitsets would hold memory until pushed out).
+ * entries stay until evicted or `evictLeaf` (call it when the segment closes, so its bitsets do
+ * not hold memory until pushed out).
  */
 export class FilterCache implements ClauseBitSets {
   readonly maxBytes: number;
