@@ -21,7 +21,8 @@ export class FixedBitSet {
     if (!(numBits >= 0 && Number.isInteger(numBits))) throw new RangeError(`numBits must be a non-negative integer, got ${numBits}`);
     const words = FixedBitSet.bits2words(numBits);
     if (bits === undefined) {
-      this.bits = new Uint32Array(words);
+      // Shared memory: a filter's bitset goes to the workers searching its segments as it is.
+      this.bits = new Uint32Array(new SharedArrayBuffer(4 * words));
     } else {
       if (bits.length < words) throw new RangeError(`${bits.length} words cannot hold ${numBits} bits`);
       this.bits = bits;
@@ -166,7 +167,9 @@ export class FixedBitSet {
   }
 
   clone(): FixedBitSet {
-    return new FixedBitSet(this.numBits, this.bits.slice());
+    const copy = new FixedBitSet(this.numBits);
+    copy.bits.set(this.bits);
+    return copy;
   }
 
   equals(other: FixedBitSet): boolean {

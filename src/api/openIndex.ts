@@ -11,6 +11,11 @@ import { ResidentIndex, type ResidentMemory } from '../../segments/index/Residen
 import { IndexSearcher } from '../../query/IndexSearcher.js';
 import { KnnFloatVectorQuery, type FirstPhase, type KnnFilter } from '../../query/KnnFloatVectorQuery.js';
 import type { SegmentFilter } from '../../segments/index/searchSegment.js';
+import { FilterQuery } from '../../query/filter/FilterQuery.js';
+import { FilterCache } from '../../query/filter/FilterCache.js';
+import { FixedBitSet } from '../../query/filter/FixedBitSet.js';
+import { DocValuesFilterLeaf, type FieldTypes } from '../../query/filter/DocValuesFilterLeaf.js';
+import { fetchDocuments, NO_FETCH, type FetchContext, type FetchOptions } from '../../query/fetch/FetchPhase.js';
 import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
 import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
@@ -26,7 +31,9 @@ import {
   MAX_RESCORE_CANDIDATES,
   MIN_OVERSAMPLE,
   SEGMENT_SEARCHES,
+  type GetOptions,
   type IndexDescription,
+  type IndexedDoc,
   type IndexMemory,
   type ReadPath,
   type SearchHit,
@@ -94,6 +101,20 @@ let openCount = 0;
  * 1024 dims), and lifts recall to 1 where the 1-bit first phase would pick 50 of them.
  */
 export const RESCORE_ALL_ACCEPTED = 1_000;
+
+/** What hits carry, from the search's (or a get's) source / fields / docvalue_fields options. */
+function fetchOptions(o: GetOptions): FetchOptions {
+  const s = o.source;
+  const fields = o.fields ?? [];
+  const docvalueFields = (o.docvalueFields ?? []).map((f) => (typeof f === 'string' ? { field: f } : f));
+  if ((s === undefined || s === false) && fields.length === 0 && docvalueFields.length === 0) return NO_FETCH;
+  const source: FetchOptions['source'] = s === undefined || s === false ? false
+    : s === true ? { includes: [], excludes: [] }
+    : Array.isArray(s) ? { includes: s as readonly string[], excludes: [] }
+    : { includes: (s as { includes?: readonly string[] }).includes ?? [], excludes: (s as { excludes?: readonly string[] }).excludes ?? [] };
+  const excludeVectors = typeof s === 'object' && !Array.isArray(s) ? (s as { excludeVectors?: boolean }).excludeVectors !== false : true;
+  return { source, excludeVectors, fields, docvalueFields };
+}
 
 /** The filter's accepted docs per leaf, computed once for this search (the facade and the query both ask). */
 function onceForThisSearch(filter: KnnFilter): KnnFilter {
@@ -197,6 +218,12 @@ async function warmUp(index: VectorIndex, reader: IndexReader, threads: number):
 
 class SearchableIndex implements VectorIndex {
   private closed = false;
+  /** Filter bitsets per segment, on this (the calling) thread. */
+  private readonly filterCache = new FilterCache();
+  private readonly types: FieldTypes = (field) => this.reader.mapping?.field(field);
+  private get fetchContext(): FetchContext {
+    return { reader: this.reader, vectorField: this.reader.field.name, types: this.types, fieldPaths: () => this.reader.mapping?.fieldPaths ?? [] };
+  }
 
   constructor(
     readonly name: string,
@@ -236,7 +263,7 @@ class SearchableIndex implements VectorIndex {
     if (candidates > MAX_RESCORE_CANDIDATES) {
       throw new RangeError(`k x oversample must be at most ${MAX_RESCORE_CANDIDATES}, got ${k} x ${oversample} = ${candidates}`);
     }
-    const filter = options.filter ? onceForThisSearch(options.filter) : null;
+    const filter = options.filter ? onceForThisSearch(options.filter instanceof FilterQuery ? this.knnFilter(options.filter) : options.filter) : null;
     if (filter) {
       // Few accepted docs: rescore every one of them (exact top k, recall 1) rather than the first
       // phase's best k x oversample, which the 1-bit estimate may order wrongly.
@@ -266,13 +293,64 @@ class SearchableIndex implements VectorIndex {
     });
     const hitsAt = profiler ? monotonicMs() : 0;
     const leaves = this.reader.leaves;
-    const hits: SearchHit[] = outcome.topDocs.scoreDocs.map((sd) => {
+    const fetch = fetchOptions(options);
+    const fetched = fetch === NO_FETCH ? null : fetchDocuments(this.fetchContext, outcome.topDocs.scoreDocs.map((sd) => sd.doc), fetch);
+    const hits: SearchHit[] = outcome.topDocs.scoreDocs.map((sd, i) => {
       const leaf = leafOf(leaves, sd.doc);
-      return { id: leaf.reader.id(sd.doc - leaf.docBase), doc: sd.doc, score: sd.score };
+      const hit: SearchHit = { id: leaf.reader.id(sd.doc - leaf.docBase), doc: sd.doc, score: sd.score };
+      const f = fetched?.[i];
+      return f === undefined ? hit : { ...hit, ...(f.source ? { source: f.source } : {}), ...(f.fields ? { fields: f.fields } : {}) };
     });
     if (!profiler) return { hits, totalHits: outcome.topDocs.totalHits.value, stats: outcome.stats };
     profiler.phase('library.hits', hitsAt);
     return { hits, totalHits: outcome.topDocs.totalHits.value, stats: { ...outcome.stats, profile: profiler.toProfile() } };
+  }
+
+  /** A filter query as the first phase takes it: each segment's bitset from the cache (built on a miss), its cardinality. */
+  private knnFilter(query: FilterQuery): KnnFilter {
+    return {
+      accepted: (leaf) => {
+        const fl = DocValuesFilterLeaf.of(leaf, this.types);
+        const bits = fl === null ? new FixedBitSet(leaf.reader.maxDoc) : this.filterCache.bitset(query, fl);
+        return { bits: bits.bits, cardinality: bits.cardinality() };
+      },
+      toString: () => query.toString(),
+    };
+  }
+
+  mapping(): Record<string, unknown> | null {
+    return this.reader.mapping?.toJSON() ?? null;
+  }
+
+  async get(id: string, options: GetOptions = { source: true }): Promise<IndexedDoc | null> {
+    if (this.closed) throw new Error(`index ${this.name} is closed`);
+    for (const leaf of this.reader.leaves) {
+      const fl = DocValuesFilterLeaf.of(leaf, this.types);
+      const local = fl === null ? -1 : fl.docForId(id);
+      if (local < 0 || (fl!.liveDocs !== null && ((fl!.liveDocs[local >>> 5]! >>> (local & 31)) & 1) === 0)) continue;
+      return this.storedFields().document(leaf.docBase + local, options);
+    }
+    return null;
+  }
+
+  async count(filter: KnnFilter | FilterQuery | null = null): Promise<number> {
+    if (this.closed) throw new Error(`index ${this.name} is closed`);
+    const f = filter === null ? null : filter instanceof FilterQuery ? this.knnFilter(filter) : filter;
+    let n = 0;
+    for (const leaf of this.reader.leaves) {
+      if (f !== null) n += f.accepted(leaf).cardinality;
+      else n += leaf.reader.liveDocs ? new FixedBitSet(leaf.reader.maxDoc, leaf.reader.liveDocs).cardinality() : leaf.reader.maxDoc;
+    }
+    return n;
+  }
+
+  storedFields(): { document(doc: number, options?: GetOptions): IndexedDoc } {
+    return {
+      document: (doc, options = { source: true }) => {
+        const [f] = fetchDocuments(this.fetchContext, [doc], fetchOptions(options));
+        return { doc, ...f! };
+      },
+    };
   }
 
   /** False once the directory holds a newer commit than this index serves (also when the reader cannot tell). */

@@ -12,6 +12,7 @@ import type { KnnThread } from '../../query/knn/KnnThread.js';
 import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import type { CallerThread } from '../../query/CallerThread.js';
 import type { KnnFilter } from '../../query/KnnFloatVectorQuery.js';
+import type { FilterQuery } from '../../query/filter/FilterQuery.js';
 
 export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
 export type { QueryStats } from '../../query/QueryStats.js';
@@ -75,7 +76,7 @@ export interface SearchOptions {
    * plan for its filter's cardinality (a scan of the accepted codes, the graph with the filter,
    * or a filtered traversal); when few docs are accepted, every one of them is rescored.
    */
-  readonly filter?: KnnFilter | null;
+  readonly filter?: KnnFilter | FilterQuery | null;
   /**
    * The document source on each hit (Elasticsearch's `_source`): true, false (the default: hits
    * are Lucene's, ids and scores), field patterns to include, or includes/excludes (`*` wildcards)
@@ -197,7 +198,7 @@ export interface VectorIndex {
   /** The document with a user-facing id, or null (Elasticsearch's GET `_doc`). */
   get?(id: string, options?: GetOptions): Promise<IndexedDoc | null>;
   /** Live documents a filter accepts (all live documents without one): Elasticsearch's `_count`. */
-  count?(filter?: KnnFilter | null): Promise<number>;
+  count?(filter?: KnnFilter | FilterQuery | null): Promise<number>;
   /** Lucene's IndexSearcher.storedFields(): a document by global doc number. */
   storedFields?(): { document(doc: number, options?: GetOptions): IndexedDoc };
 }
