@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { Mapping, MappingError } from '../segments/document/Mapping.js';
 import { Executor } from './executor/Executor.js';
 import { formatDuration } from './progress/Progress.js';
 import { DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_GRAPH_BEAM_WIDTH, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
@@ -11,7 +13,7 @@ import { DEFAULT_CENTROID_RULE, DEFAULT_ROTATION, type QuantizationOptions } fro
 import { DOC_BITS_CHOICES, type DocBits } from '../segments/quantized/ScalarEncodings.js';
 import type { CentroidRule } from '../segments/quantized/ScalarQuantizedVectorsFormat.js';
 
-export const BUILD_USAGE = `Usage: prescore build --input FILE --out DIR --similarity S [options]
+export const BUILD_USAGE = `Usage: prescore build --input FILE --out DIR [--similarity S | --mapping FILE] [options]
 
 Builds a prescore index: Lucene99 flat fp32 vectors (.vec/.vemf), 1-bit OSQ codes
 (.veq/.vemq) and, for segments above the flat threshold, an HNSW graph (.vem/.vex).
@@ -20,14 +22,25 @@ atomically when every segment is complete; on bad input nothing is published.
 The build holds DIR/write.lock: a second build into DIR fails at once naming this one's
 pid; files a killed build left are deleted first.
 
-Input formats (by extension, or --format): .fvecs, .npy (float32, 2-D), .jsonl
-({"id": "...", "vector": [...]} per line). fvecs/npy docs get their row number as id.
+Input formats (by extension, or --format): .fvecs, .npy (float32, 2-D), .jsonl / .ndjson:
+documents, {"id": "...", "vector": [...], ...any fields} per line, or an Elasticsearch _bulk
+body (an {"index": {"_id": ...}} line before each document). fvecs/npy docs get their row
+number as id; --fields adds their other fields from a JSON Lines file, row by row. Each
+document's JSON is kept as its _source (Lucene stored fields, the vector left out: it is served
+from the fp32 vectors), its fields as doc values for filters, by --mapping or mapped
+dynamically as Elasticsearch does (strings as keyword); a document that does not fit fails the
+build naming its row and field, and nothing is published.
 
 Options:
   --input FILE          vectors to index (required)
   --out DIR             index directory, created if missing (required)
   --similarity S        cosine | dot_product | l2_norm (euclidean) | max_inner_product
-                        (required; Elasticsearch's names; cosine rejects all-zero vectors)
+                        (Elasticsearch's names; cosine rejects all-zero vectors); required
+                        unless --mapping has a dense_vector field, whose similarity it is
+  --mapping FILE        the index's mapping: Elasticsearch's \`mappings\` object (JSON), or a
+                        whole index body holding one; default: every field mapped dynamically
+  --fields FILE         with a vector file as --input: a JSON Lines file of the same rows'
+                        other fields (row i: doc i's fields; an "id" there is the doc's id)
   --segment-docs N      docs per segment (default ${DEFAULT_SEGMENT_DOCS}; above ${TARGET_SEGMENTS} x ${DEFAULT_SEGMENT_DOCS}
                         vectors, N / ${TARGET_SEGMENTS}: ${TARGET_SEGMENTS} equal segments, so the per-query cost
                         does not grow with the segment count)
@@ -60,6 +73,8 @@ export async function buildCommand(argv: string[]): Promise<number> {
         input: { type: 'string' },
         out: { type: 'string' },
         similarity: { type: 'string' },
+        mapping: { type: 'string' },
+        fields: { type: 'string' },
         'segment-docs': { type: 'string' },
         field: { type: 'string' },
         format: { type: 'string' },
@@ -87,14 +102,17 @@ export async function buildCommand(argv: string[]): Promise<number> {
   try {
     if (!values.input) throw new UsageError('--input is required');
     if (!values.out) throw new UsageError('--out is required');
-    if (!values.similarity) throw new UsageError('--similarity is required (cosine, dot_product, l2_norm or max_inner_product)');
-    const similarity = VectorSimilarityFunction.fromName(values.similarity);
+    const mapping = values.mapping === undefined ? undefined : readMapping(values.mapping);
+    if (!values.similarity && !mapping?.vectorField()) throw new UsageError('--similarity is required (cosine, dot_product, l2_norm or max_inner_product), or a --mapping with a dense_vector field');
+    const similarity = values.similarity ? VectorSimilarityFunction.fromName(values.similarity) : undefined;
     const threads = integerFlag('threads', values.threads);
     const executor = Executor.get({ threads });
     const report = await buildIndex({
       input: values.input,
       out: values.out,
       similarity,
+      mapping,
+      fields: values.fields,
       segmentDocs: integerFlag('segment-docs', values['segment-docs']),
       field: values.field,
       format: values.format ? parseVectorFormat(values.format) : undefined,
@@ -115,9 +133,25 @@ export async function buildCommand(argv: string[]): Promise<number> {
   } catch (e) {
     process.stderr.write(`prescore build: ${(e as Error).message}\n`);
     if (e instanceof UsageError) process.stderr.write(`\n${BUILD_USAGE}`);
-    return e instanceof UsageError || e instanceof RangeError ? 2 : 1;
+    return e instanceof UsageError || e instanceof RangeError || e instanceof MappingError ? 2 : 1;
   } finally {
     await Executor.shutdown();
+  }
+}
+
+/** The --mapping file, read as Elasticsearch's mappings; errors name the file and the field path. */
+function readMapping(path: string): Mapping {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`--mapping ${path}: ${(e as Error).message}`);
+  }
+  try {
+    return Mapping.parse(json);
+  } catch (e) {
+    if (e instanceof MappingError) throw new MappingError(e.path, `--mapping ${path}: ${e.message}`);
+    throw e;
   }
 }
 
