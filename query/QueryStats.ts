@@ -53,6 +53,8 @@ export interface QueryStats {
     readonly firstPhaseMs: number;
     readonly rescoreMs: number;
     readonly totalMs: number;
+    /** A filtered search: milliseconds spent getting the filter's bitsets (built, or found in the filter cache). */
+    readonly filterMs?: number;
   };
   /** Where rescoring ran: on the executor's workers, or on the calling thread (pages believed resident). */
   readonly rescoredOn: 'executor' | 'caller' | 'none';

@@ -116,14 +116,22 @@ function fetchOptions(o: GetOptions): FetchOptions {
   return { source, excludeVectors, fields, docvalueFields };
 }
 
-/** The filter's accepted docs per leaf, computed once for this search (the facade and the query both ask). */
-function onceForThisSearch(filter: KnnFilter): KnnFilter {
+/** The filter's accepted docs per leaf, computed once for this search (the facade and the query both ask), and the time that took. */
+function onceForThisSearch(filter: KnnFilter): KnnFilter & { readonly ms: number } {
   const byLeaf = new Map<number, SegmentFilter>();
+  let ms = 0;
   return {
     accepted(leaf) {
       let f = byLeaf.get(leaf.ord);
-      if (f === undefined) byLeaf.set(leaf.ord, (f = filter.accepted(leaf)));
+      if (f === undefined) {
+        const t0 = performance.now();
+        byLeaf.set(leaf.ord, (f = filter.accepted(leaf)));
+        ms += performance.now() - t0;
+      }
       return f;
+    },
+    get ms() {
+      return ms;
     },
     toString: () => filter.toString(),
   };
@@ -301,9 +309,10 @@ class SearchableIndex implements VectorIndex {
       const f = fetched?.[i];
       return f === undefined ? hit : { ...hit, ...(f.source ? { source: f.source } : {}), ...(f.fields ? { fields: f.fields } : {}) };
     });
-    if (!profiler) return { hits, totalHits: outcome.topDocs.totalHits.value, stats: outcome.stats };
+    const stats = filter ? { ...outcome.stats, timings: { ...outcome.stats.timings, filterMs: Math.round(filter.ms * 1000) / 1000 } } : outcome.stats;
+    if (!profiler) return { hits, totalHits: outcome.topDocs.totalHits.value, stats };
     profiler.phase('library.hits', hitsAt);
-    return { hits, totalHits: outcome.topDocs.totalHits.value, stats: { ...outcome.stats, profile: profiler.toProfile() } };
+    return { hits, totalHits: outcome.topDocs.totalHits.value, stats: { ...stats, profile: profiler.toProfile() } };
   }
 
   /** A filter query as the first phase takes it: each segment's bitset from the cache (built on a miss), its cardinality. */
