@@ -154,7 +154,7 @@ export function percentileCurve(h: Histogram): Array<[number, number]> {
   const xMax = Math.log10(n) + 0.3;
   const out: Array<[number, number]> = [];
   for (let x = 0; x <= xMax + 1e-9; x += 0.05) {
-    const p = 100 * (1 - Math.pow(10, -x));
+    const p = 100 * (1 - 10 ** -x);
     out.push([round6(p), round3(h.getValueAtPercentile(p) / 1000)]);
   }
   out.push([100, round3(h.maxValue / 1000)]);

@@ -4,7 +4,6 @@ import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
 import { KNN_SLICE, isSliceTaken, knnSlice, takeBack, type KnnSliceArgs, type KnnSliceResult, type SliceTaken } from './knn/knnSlice.js';
-import type { QueryProfiler } from './QueryProfiler.js';
 import { isUnknownSegments, runOnSegments } from './SegmentRefs.js';
 import { KNN_GRAPH, type GraphIo, type GraphSliceArgs } from './knn/graphSlice.js';
 import { budgetShare, withBudget } from './prefetch/IoBudget.js';

@@ -182,7 +182,9 @@ describe('searches on the calling thread share it with the server', () => {
   /** Writes every request in one synchronous loop: the server reads them all in its next poll phase. */
   async function sendTogether(server: RunningServer, requests: readonly string[]): Promise<RawResponse[]> {
     const connections = await openConnections(server.server, server.host, server.port, requests.length);
-    connections.forEach((c, i) => c.write(requests[i]!));
+    connections.forEach((c, i) => {
+      c.write(requests[i]!);
+    });
     return Promise.all(connections.map((c) => c.response));
   }
 

@@ -235,7 +235,9 @@ describe('validation', () => {
     const vector = Float32Array.from(good(h.fake));
     const bytes = (littleEndian: boolean) => {
       const view = new DataView(new ArrayBuffer(4 * vector.length));
-      vector.forEach((x, i) => view.setFloat32(4 * i, x, littleEndian));
+      vector.forEach((x, i) => {
+        view.setFloat32(4 * i, x, littleEndian);
+      });
       return Buffer.from(view.buffer).toString('base64');
     };
     const asArray = await json(await h.post('/v1/search', { vector: [...vector], k: 5 }));

@@ -82,7 +82,7 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
     throw new RangeError(`--min-connections must be an integer in [0, 2 x M = ${2 * m}], got ${options.minConnections}`);
   }
   const fieldName = options.field ?? DEFAULT_FIELD;
-  if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
 
   const source = await openVectorSource(options.input, { format: options.format });
   const encoding = quantizationSettings(options.quantization).encoding;

@@ -95,7 +95,7 @@ export class LuceneIndexReader implements IndexReader {
     });
     const similarity = VectorSimilarityFunction.fromOrdinal(view.similarityOrdinal);
     const firstPresent = view.segments.find((e) => e.present);
-    const field: VectorFieldInfo = { name: view.name, number: firstPresent && firstPresent.present ? firstPresent.fieldNumber : -1, similarity, dims: view.dimension };
+    const field: VectorFieldInfo = { name: view.name, number: firstPresent?.present ? firstPresent.fieldNumber : -1, similarity, dims: view.dimension };
 
     if (options.firstPhase === 'graph') {
       const graphs = flats.map((f) => (f && f.entry.size > 0 ? luceneGraph(f) : null));
@@ -234,7 +234,7 @@ class LuceneSegmentReader implements SegmentReader {
     luceneGraph: GraphHandle | null = null,
   ): LuceneSegmentReader {
     const size = flat ? flat.entry.size : 0;
-    const ordToDoc = flat && flat.ordToDoc ? shared(flat.ordToDoc) : null;
+    const ordToDoc = flat?.ordToDoc ? shared(flat.ordToDoc) : null;
     let liveOrds: Uint32Array | null = null;
     let numVectors = size;
     if (seg.liveDocs && size > 0) {
