@@ -173,7 +173,7 @@ describe('searches on the calling thread share it with the server', () => {
     await Promise.all(servers.splice(0).map((s) => s.close({ force: true })));
   });
   const query = (i: number) => [...t.queries.subarray(i * DIMS, (i + 1) * DIMS)];
-  const searchBody = (i: number) => JSON.stringify({ vector: query(i), k: 5, oversample: 2 });
+  const searchBody = (i: number) => JSON.stringify({ vector: query(i), k: 5, oversample: 2, stats: true });
   async function serve(index: VectorIndex, maxInflight: number, maxQueue: number): Promise<RunningServer> {
     const server = await startServer(index, { host: '127.0.0.1', port: 0, maxInflight, maxQueue, warmUpRequests: 0 }, { log: () => {} });
     servers.push(server);
