@@ -12,4 +12,5 @@ export { realClock, type Clock, type ClockTimer } from './clock.js';
 export { HttpTransport, classifyStatus, type Transport, type TransportFactory, type Outcome, type OutcomeKind } from './transport.js';
 export { percentile } from './percentile.js';
 export { singleStream, type SingleStream } from './singleStream.js';
+export type { SearchParams } from './body.js';
 export { runClosedLoop, type ClosedLoopOptions, type ClosedLoopReport } from './closedLoop.js';

@@ -26,6 +26,7 @@ import { resolveTarget } from './target.js';
 import { HttpTransport, type Outcome, type TransportFactory } from './transport.js';
 import type { VecRows } from './vecfile.js';
 
+/** Options of {@link runLoad}: the target, the arrival rate and duration, the queries and the search parameters. */
 export interface LoadOptions {
   /** Server base URL (`/v1/search` is appended) or the full endpoint. Loopback only. */
   readonly url: string;

@@ -10,6 +10,7 @@ import type { QuerySet } from './queries.js';
 import { resolveTarget } from './target.js';
 import { HttpTransport, type Outcome } from './transport.js';
 
+/** One search at a time: each round trip and the server's took_ms. */
 export interface SingleStream {
   /** Round-trip milliseconds of each search, in order. */
   readonly ms: Float64Array;

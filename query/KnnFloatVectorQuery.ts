@@ -22,6 +22,7 @@ import type { CallerTurns } from './CallerThread.js';
 /** The profile's phase for each placement of the first phase. */
 const KNN_PHASE: Record<FirstPhaseWhere, string> = { caller: 'knn.onCaller', executor: 'knn.executor', worker: 'knn.worker', 'caller+executor': 'knn.callerAndExecutor' };
 
+/** Options of {@link KnnFloatVectorQuery} beyond Lucene's constructor arguments. */
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
   readonly numCandidates?: number;

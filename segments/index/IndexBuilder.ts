@@ -46,6 +46,7 @@ export interface BuildServices {
   readonly progress?: ProgressListener;
 }
 
+/** What a build wrote. */
 export interface BuildReport {
   readonly dir: string;
   readonly commit: string;

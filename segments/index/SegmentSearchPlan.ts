@@ -17,6 +17,7 @@ export type SegmentStrategy = 'hnsw' | 'exhaustive';
 
 /** What a search may ask of every segment: the plan's choice (`auto`) or one strategy forced. */
 export const SEGMENT_SEARCHES = ['auto', 'hnsw', 'exhaustive'] as const satisfies readonly ('auto' | SegmentStrategy)[];
+/** How a segment's first phase searches: its HNSW graph or a flat scan of every code. */
 export type SegmentSearch = (typeof SEGMENT_SEARCHES)[number];
 
 /**

@@ -26,6 +26,7 @@ import {
 /** Defaults of the sidecar build (the same as `prescore build`'s). */
 export const LUCENE_SIDECAR_DEFAULTS: SidecarBuildParams = { flatThreshold: 10_000, m: 16, beamWidth: DEFAULT_GRAPH_BEAM_WIDTH };
 
+/** Options of {@link LuceneIndexReader.open}: the field to serve and how its sidecar is built. */
 export interface LuceneIndexReaderOptions extends Partial<SidecarBuildParams> {
   /** The FLOAT32 vector field to serve; may be omitted when the index has exactly one vector field. */
   readonly field?: string;
@@ -74,6 +75,7 @@ export class LuceneIndexReader implements IndexReader {
     readonly sidecarDir: string | null,
   ) {}
 
+  /** Opens a Lucene 9.9+/10.x index directory read-only, building (or reusing) the field's 1-bit sidecar. */
   static async open(dir: string, options: LuceneIndexReaderOptions): Promise<LuceneIndexReader> {
     const index = LuceneIndex.open(dir, options.lucene);
     const realDir = index.directory.path;
@@ -147,6 +149,7 @@ export class LuceneIndexReader implements IndexReader {
     for (const leaf of this.leaves) (leaf.reader as LuceneSegmentReader).sidecar?.checkIntegrity();
   }
 
+  /** Nothing to release: the segments are closed with the searcher. */
   close(): void {}
 }
 

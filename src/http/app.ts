@@ -28,6 +28,7 @@ import { openApiDocument } from './openapi.js';
 import { DOCS_ASSETS, docsAsset, docsPage, type DocsAsset } from './docsPage.js';
 
 type Env = { Variables: { route: string; ticket: Ticket }; Bindings: Partial<HttpBindings> };
+/** The hono app {@link createApp} builds (its `fetch` serves requests; `request` is handy in tests). */
 export type PrescoreApp = Hono<Env>;
 
 interface Completed {
