@@ -32,7 +32,7 @@ export const VISIT_COST_IN_SCANNED_DOCS = 4;
 /**
  * Expected level-0 visits per unit of beam width, a deliberately low estimate so that doubtful
  * cases try the graph first (the visit limit catches the rest). Visits per query / ef at M = 16
- * (README "Segment size" and bench:recall's visits column): 5-7 at ef 100 on 25k-125k-doc
+ * (docs/building-indexes.md "Segment sizes" and bench:recall's visits column): 5-7 at ef 100 on 25k-125k-doc
  * segments of 1024-dim generated data, ~5.4 at ef 200.
  */
 export const EXPECTED_VISITS_PER_EF = 4;

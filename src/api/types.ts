@@ -170,7 +170,7 @@ export const MAX_NUM_CANDIDATES = 10_000;
 export const MIN_OVERSAMPLE = 1;
 /**
  * Up to 100: 1-bit codes on hard data need oversample 20-50 for recall 0.99 (bench:recall;
- * README "Recall"), bounded by MAX_RESCORE_CANDIDATES and the rescoring I/O budget.
+ * docs/recall-and-tuning.md), bounded by MAX_RESCORE_CANDIDATES and the rescoring I/O budget.
  */
 export const MAX_OVERSAMPLE = 100;
 /** At most this many first-phase candidates (k x oversample) are rescored per query. */
