@@ -102,17 +102,14 @@ describe('docs/configuration.md against the code', () => {
     expect(missing(onPage.env, inCode), 'variables on docs/configuration.md that no code reads').toEqual([]);
   });
 
-  it("pairs each serve flag with its own variable", () => {
+  it('pairs each serve flag with its own variable', () => {
     for (const s of Object.values(SERVE_SETTINGS)) expect(onPage.serveEnv.get(s.flag), `--${s.flag}`).toBe(s.env);
   });
 
   it('lists every HTTP request parameter of both search routes, and none they lack', () => {
     const shape = { dims: 4, field: 'vector', rejectZeroVector: true };
     const limits = { maxTimeoutMs: 60_000 };
-    const inCode = [
-      ...fieldPaths(nativeSchema(shape, limits)).map((p) => `POST /v1/search ${p}`),
-      ...fieldPaths(esSchema(shape, limits)).map((p) => `POST /:index/_search ${p}`),
-    ];
+    const inCode = [...fieldPaths(nativeSchema(shape, limits)).map((p) => `POST /v1/search ${p}`), ...fieldPaths(esSchema(shape, limits)).map((p) => `POST /:index/_search ${p}`)];
     const documented = tableRows(page, 'route').map(([route = '', parameter = '']) => `${strip(route)} ${strip(parameter)}`);
     expect(missing(inCode, documented), 'HTTP parameters in the schemas but not on docs/configuration.md').toEqual([]);
     expect(missing(documented, inCode), 'HTTP parameters on docs/configuration.md that no schema has').toEqual([]);

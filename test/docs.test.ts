@@ -43,10 +43,13 @@ afterAll(async () => {
   t?.cleanup();
 });
 
-const PAGES = ['README.md', ...readdirSync(join(root, 'docs'))
-  .filter((f) => f.endsWith('.md'))
-  .sort()
-  .map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 
 const run = promisify(execFile);
 
@@ -78,32 +81,36 @@ describe.each(PAGES)('%s', (page) => {
   }
 
   // Asynchronous children: the server these blocks query runs on this process's event loop.
-  it.each(blocks.map((b) => [`${b.lang} at line ${b.line}`, b] as const))('%s runs as written', async (_name, block) => {
-    const env = { ...process.env, XDG_CACHE_HOME: join(scratch, '.cache'), PRESCORE_PROGRESS: '0', PRESCORE_THREADS: '2' };
-    if (block.lang === 'json') {
-      expect(() => JSON.parse(block.code)).not.toThrow();
-      return;
-    }
-    const code = block.code.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `127.0.0.1:${server.port}`);
-    if (block.lang === 'js') {
-      const file = join(scratch, `block-${block.line}.mjs`);
-      writeFileSync(
-        file,
-        `${code}\n;process.stdout.write('\\n' + JSON.stringify({ ok: true, hits: typeof hits !== 'undefined' ? hits : typeof topDocs !== 'undefined' ? topDocs.scoreDocs : null }));\nprocess.exit(0);\n`,
+  it.each(blocks.map((b) => [`${b.lang} at line ${b.line}`, b] as const))(
+    '%s runs as written',
+    async (_name, block) => {
+      const env = { ...process.env, XDG_CACHE_HOME: join(scratch, '.cache'), PRESCORE_PROGRESS: '0', PRESCORE_THREADS: '2' };
+      if (block.lang === 'json') {
+        expect(() => JSON.parse(block.code)).not.toThrow();
+        return;
+      }
+      const code = block.code.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `127.0.0.1:${server.port}`);
+      if (block.lang === 'js') {
+        const file = join(scratch, `block-${block.line}.mjs`);
+        writeFileSync(
+          file,
+          `${code}\n;process.stdout.write('\\n' + JSON.stringify({ ok: true, hits: typeof hits !== 'undefined' ? hits : typeof topDocs !== 'undefined' ? topDocs.scoreDocs : null }));\nprocess.exit(0);\n`,
+        );
+        const { stdout: out } = await run(process.execPath, [file], { cwd: scratch, env, encoding: 'utf8', timeout: 120_000 });
+        const last = JSON.parse(out.trim().split('\n').at(-1)!) as { ok: boolean; hits: unknown[] | null };
+        expect(last.ok).toBe(true);
+        if (last.hits !== null) expect(last.hits.length).toBeGreaterThan(0);
+        return;
+      }
+      const r = await run('bash', ['-euo', 'pipefail', '-c', code], { cwd: scratch, env, encoding: 'utf8', timeout: 120_000 }).then(
+        (o) => ({ status: 0, ...o }),
+        (e: { code?: number; stdout?: string; stderr?: string }) => ({ status: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
       );
-      const { stdout: out } = await run(process.execPath, [file], { cwd: scratch, env, encoding: 'utf8', timeout: 120_000 });
-      const last = JSON.parse(out.trim().split('\n').at(-1)!) as { ok: boolean; hits: unknown[] | null };
-      expect(last.ok).toBe(true);
-      if (last.hits !== null) expect(last.hits.length).toBeGreaterThan(0);
-      return;
-    }
-    const r = await run('bash', ['-euo', 'pipefail', '-c', code], { cwd: scratch, env, encoding: 'utf8', timeout: 120_000 }).then(
-      (o) => ({ status: 0, ...o }),
-      (e: { code?: number; stdout?: string; stderr?: string }) => ({ status: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
-    );
-    expect(r.status, `exit ${r.status}\n${r.stdout}\n${r.stderr}`).toBe(0);
-    if (!block.flags.includes('errors-ok')) expect(r.stdout, r.stdout).not.toMatch(/"error":\s*\{/);
-  }, 180_000);
+      expect(r.status, `exit ${r.status}\n${r.stdout}\n${r.stderr}`).toBe(0);
+      if (!block.flags.includes('errors-ok')) expect(r.stdout, r.stdout).not.toMatch(/"error":\s*\{/);
+    },
+    180_000,
+  );
 });
 
 describe('the pages', () => {

@@ -122,7 +122,7 @@ describe('GET /openapi.json', () => {
     expect(tried).toBeGreaterThanOrEqual(6);
   });
 
-  it("answers every route in its documented shape, errors included", async () => {
+  it('answers every route in its documented shape, errors included', async () => {
     const get = async (path: string) => (await fetch(server.url + path)).json();
     healthResponseSchema.parse(await get('/health'));
     indexesResponseSchema.parse(await get('/v1/indexes'));
@@ -188,7 +188,16 @@ export async function nearest(baseUrl: string, vector: number[]): Promise<{ ids:
       writeFileSync(
         join(scratch, 'tsconfig.json'),
         JSON.stringify({
-          compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, lib: ['ES2023', 'DOM'], types: [] },
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+            lib: ['ES2023', 'DOM'],
+            types: [],
+          },
           files: ['client.ts'],
         }),
       );

@@ -44,12 +44,8 @@ const timings = z.object({ first_phase_ms: z.number(), rescore_ms: z.number(), t
 export const profileSchema = z.object({
   entry: z.string(),
   phases: z.array(z.object({ name: z.string(), start_ms: z.number(), duration_ms: z.number() })),
-  hops: z.array(
-    z.object({ task: z.string(), thread_id: z.int(), start_ms: z.number(), queue_ms: z.number(), run_ms: z.number(), return_ms: z.number() }),
-  ),
-  segments: z.array(
-    z.object({ segment: z.int(), thread_id: z.int(), quantize_ms: z.number(), search_ms: z.number(), visited: z.int(), strategy: z.enum(['hnsw', 'exhaustive']) }),
-  ),
+  hops: z.array(z.object({ task: z.string(), thread_id: z.int(), start_ms: z.number(), queue_ms: z.number(), run_ms: z.number(), return_ms: z.number() })),
+  segments: z.array(z.object({ segment: z.int(), thread_id: z.int(), quantize_ms: z.number(), search_ms: z.number(), visited: z.int(), strategy: z.enum(['hnsw', 'exhaustive']) })),
   rescore: z.array(
     z.object({
       on: z.enum(['executor', 'caller']),
@@ -240,7 +236,7 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
     summary: 'Search (native request shape)',
     description:
       'The k nearest docs to `vector`: a 1-bit first phase over every segment, then fp32 rescoring of k x oversample candidates. ' +
-      'The answer carries the hits and `took_ms`; `stats: true` adds the search\'s own figures.',
+      "The answer carries the hits and `took_ms`; `stats: true` adds the search's own figures.",
     tags: ['search'],
     requestBody: { required: true, content: { 'application/json': { schema: nativeSchema(shape, limits), examples: examples.native } } },
     responses: { '200': { description: 'The hits, best first', content: json(nativeSearchResponseSchema) }, ...errors(...SEARCH_ERRORS) },
@@ -276,7 +272,7 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
         post: {
           operationId: 'refresh',
           summary: 'Reopen the index at its newest commit',
-          description: 'As Elasticsearch\'s refresh: searches already running finish on the old reader. SIGHUP does the same.',
+          description: "As Elasticsearch's refresh: searches already running finish on the old reader. SIGHUP does the same.",
           tags: ['index'],
           requestParams: { path: indexParam },
           responses: { '200': { description: 'Refreshed (or already current)', content: json(refreshResponseSchema) }, ...errors('400', '404', '405', '409', '500') },

@@ -26,7 +26,10 @@ export function tableRows(markdown: string, firstHeader: string): string[][] {
       inTable = false;
       continue;
     }
-    const cells = line.slice(1, line.endsWith('|') ? -1 : undefined).split(/(?<!\\)\|/).map((c) => c.trim());
+    const cells = line
+      .slice(1, line.endsWith('|') ? -1 : undefined)
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim());
     if (!inTable) {
       inTable = cells[0]!.toLowerCase() === firstHeader.toLowerCase();
       continue;
