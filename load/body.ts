@@ -4,6 +4,7 @@
  */
 import type { QuerySet } from './queries.js';
 
+/** The search parameters sent with every query (the `/v1/search` body less its vector). */
 export interface SearchParams {
   readonly k: number;
   readonly oversample?: number;

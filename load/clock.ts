@@ -10,6 +10,7 @@ declare const timerBrand: unique symbol;
 /** A pending `after` callback; only the clock that made it can cancel it. */
 export type ClockTimer = { readonly [timerBrand]: true };
 
+/** Time and timers, injectable so tests run without waiting. */
 export interface Clock {
   /** Milliseconds on a monotonic timeline. */
   now(): number;
@@ -21,6 +22,7 @@ export interface Clock {
   wakeAt(t: number, fn: () => void): void;
   /** Calls `fn` once after `ms` unless cancelled first (timeouts, progress, the hard deadline). */
   after(ms: number, fn: () => void): ClockTimer;
+  /** Cancels a timer set by wakeAt. */
   cancel(timer: ClockTimer): void;
 }
 

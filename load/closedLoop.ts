@@ -16,6 +16,7 @@ import { SocketTransport } from './SocketTransport.js';
 import type { Outcome } from './transport.js';
 import { startHealthProber, type HealthProber } from './healthProber.js';
 
+/** Options of {@link runClosedLoop}. */
 export interface ClosedLoopOptions {
   /** Server base URL (`/v1/search` is appended) or the full endpoint. Loopback only. */
   readonly url: string;
@@ -46,6 +47,7 @@ export interface ClosedLoopOptions {
   readonly inspect?: (query: number, profiled: boolean, body: string) => void;
 }
 
+/** What {@link runClosedLoop} measured. */
 export interface ClosedLoopReport {
   readonly clients: number;
   readonly shed_backoff_ms: number | 'retry-after';

@@ -8,6 +8,7 @@ import { realClock } from './clock.js';
 import { LATENCY_BASIS, type LoadReport } from './report.js';
 import { runLoad, type LoadOptions } from './runLoad.js';
 
+/** Options of {@link findMax}: those of {@link runLoad} less the rate and duration, plus the steps and the SLO. */
 export interface FindMaxOptions extends Omit<LoadOptions, 'rate' | 'durationMs' | 'label'> {
   /** The SLO: a step passes only if its success-only p99 is at most this. */
   readonly sloP99Ms: number;
@@ -29,9 +30,11 @@ export interface FindMaxOptions extends Omit<LoadOptions, 'rate' | 'durationMs' 
   readonly maxErrorFraction?: number;
   /** Generator lateness tolerated per step, as a fraction of sent (default 0.05). */
   readonly maxLateFraction?: number;
+  /** Called after each step (the CLI prints it). */
   readonly onStep?: (step: FindMaxStep, index: number) => void;
 }
 
+/** One step of {@link findMax}: the rate offered, whether it passed, and its figures. */
 export interface FindMaxStep {
   readonly rate: number;
   readonly phase: 'ramp' | 'refine';
@@ -52,6 +55,7 @@ export interface FindMaxStep {
   readonly report: LoadReport;
 }
 
+/** What {@link findMax} found: the highest rate that passed, and every step. */
 export interface FindMaxResult {
   readonly tool: 'prescore-load-find-max';
   readonly schema_version: 1;
@@ -70,6 +74,7 @@ export interface FindMaxResult {
   readonly bound_s: number;
 }
 
+/** Whether a step passed: p99 within the SLO, nothing shed, few errors and an achieved rate near the offered one. */
 export function judgeStep(
   r: LoadReport,
   sloP99Ms: number,
@@ -94,6 +99,14 @@ function roundRate(r: number): number {
   return r >= 100 ? Math.round(r) : Math.round(r * 10) / 10;
 }
 
+/**
+ * The highest Poisson rate the server holds within the p99 SLO: doubles until a step fails, then bisects.
+ *
+ * @example
+ * ```ts
+ * const { max_sustainable_rate } = await findMax({ url: 'http://127.0.0.1:8080', queries, sloP99Ms: 50 });
+ * ```
+ */
 export async function findMax(o: FindMaxOptions): Promise<FindMaxResult> {
   if (!(o.sloP99Ms > 0)) throw new Error(`--slo-p99 must be a positive duration, got ${o.sloP99Ms}`);
   const stepDurationMs = o.stepDurationMs ?? 10_000;

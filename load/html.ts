@@ -72,7 +72,7 @@ function percentilePlot(curves: ReadonlyArray<{ name: string; curve: ReadonlyArr
     name: c.name,
     color: COLORS[i % COLORS.length],
     points: pts[i].map(([p, v]) => [px(p), v] as const),
-    title: (x, v) => `${c.name}: p${(100 * (1 - Math.pow(10, -x))).toPrecision(6)} = ${v} ms`,
+    title: (x, v) => `${c.name}: p${(100 * (1 - 10 ** -x)).toPrecision(6)} = ${v} ms`,
     markers: curves.length === 1,
   }));
   return chart(

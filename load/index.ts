@@ -13,4 +13,5 @@ export { SocketTransport } from './SocketTransport.js';
 export { HttpTransport, classifyStatus, type Transport, type TransportFactory, type Outcome, type OutcomeKind } from './transport.js';
 export { percentile } from './percentile.js';
 export { singleStream, type SingleStream } from './singleStream.js';
+export type { SearchParams } from './body.js';
 export { runClosedLoop, type ClosedLoopOptions, type ClosedLoopReport } from './closedLoop.js';

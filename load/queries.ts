@@ -5,6 +5,7 @@
 import { Rng } from './rng.js';
 import { readFvecs } from './vecfile.js';
 
+/** Query vectors, row after row. */
 export interface QuerySet {
   readonly dim: number;
   readonly count: number;
@@ -14,6 +15,7 @@ export interface QuerySet {
   readonly source: string;
 }
 
+/** The first `limit` rows of an `.fvecs` file as queries. */
 export function queriesFromFvecs(path: string, limit = 100_000): QuerySet {
   const rows = readFvecs(path, limit);
   if (rows.count === 0) throw new Error(`fvecs ${path}: no query rows`);

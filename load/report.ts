@@ -32,6 +32,7 @@ export interface OutcomeCounts {
   readonly late: number;
 }
 
+/** Requests sent and their outcomes. */
 export interface Counts extends OutcomeCounts {
   readonly timeout_client: number;
   readonly timeout_server: number;
@@ -56,6 +57,7 @@ export interface SecondStats extends OutcomeCounts {
   readonly max_ms: number | null;
 }
 
+/** The run's settings, as the report records them. */
 export interface LoadConfig {
   readonly url: string;
   readonly endpoint: string;
@@ -79,6 +81,7 @@ export interface LoadConfig {
   readonly hard_deadline_s: number;
 }
 
+/** The JSON report of one load run (`--json`). */
 export interface LoadReport {
   readonly tool: 'prescore-load';
   readonly schema_version: 1;
@@ -122,6 +125,7 @@ export interface LoadReport {
   readonly request_cap_reached: boolean;
 }
 
+/** What the latencies are measured from (the intended send time of each Poisson arrival). */
 export const LATENCY_BASIS =
   'latency = response completion - intended send time (open loop, coordinated-omission-free); ' +
   'latency_ms covers ok (2xx) responses only; shed (429/503), timeouts (client timeout, run deadline, 504) ' +
@@ -154,7 +158,7 @@ export function percentileCurve(h: Histogram): Array<[number, number]> {
   const xMax = Math.log10(n) + 0.3;
   const out: Array<[number, number]> = [];
   for (let x = 0; x <= xMax + 1e-9; x += 0.05) {
-    const p = 100 * (1 - Math.pow(10, -x));
+    const p = 100 * (1 - 10 ** -x);
     out.push([round6(p), round3(h.getValueAtPercentile(p) / 1000)]);
   }
   out.push([100, round3(h.maxValue / 1000)]);

@@ -27,6 +27,7 @@ import { SocketTransport } from './SocketTransport.js';
 import type { Outcome, TransportFactory } from './transport.js';
 import type { VecRows } from './vecfile.js';
 
+/** Options of {@link runLoad}: the target, the arrival rate and duration, the queries and the search parameters. */
 export interface LoadOptions {
   /** Server base URL (`/v1/search` is appended) or the full endpoint. Loopback only. */
   readonly url: string;
@@ -389,28 +390,39 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
       };
 
       const tick = (): void => {
-        if (!scheduling) return maybeFinish();
+        if (!scheduling) {
+          maybeFinish();
+          return;
+        }
         if (o.signal?.aborted === true) {
           interrupted = true;
           stoppedAt = clock.now();
-          return stop();
+          stop();
+          return;
         }
         // A generator that fell behind catches up in bounded batches, yielding in between so
         // responses are still timestamped when they arrive.
         let batch = 0;
         while (nextAt <= clock.now() && batch < 64) {
-          if (nextAt >= end) return stop();
+          if (nextAt >= end) {
+            stop();
+            return;
+          }
           if (seq >= requestCap) {
             capReached = true;
             stoppedAt = nextAt;
-            return stop();
+            stop();
+            return;
           }
           send(nextAt);
           seq++;
           batch++;
           nextAt += gap();
         }
-        if (nextAt >= end) return stop();
+        if (nextAt >= end) {
+          stop();
+          return;
+        }
         clock.wakeAt(nextAt, tick);
       };
       clock.wakeAt(t0 - 1, tick);

@@ -11,6 +11,7 @@ import { resolveTarget } from './target.js';
 import { SocketTransport } from './SocketTransport.js';
 import type { Outcome } from './transport.js';
 
+/** One search at a time: each round trip and the server's took_ms. */
 export interface SingleStream {
   /** Round-trip milliseconds of each search, in order. */
   readonly ms: Float64Array;

@@ -161,7 +161,7 @@ export function chart(title: string, x: Axis, y: Axis, series: readonly Series[]
 export function linearTicks(max: number, unit = ''): { max: number; ticks: Array<[number, string]> } {
   const top = max > 0 ? max : 1;
   const raw = top / 5;
-  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const mag = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
   const ticks: Array<[number, string]> = [];
   const end = Math.ceil(top / step) * step;
@@ -171,8 +171,8 @@ export function linearTicks(max: number, unit = ''): { max: number; ticks: Array
 
 /** Decade ticks (with 2 and 5) covering [min, max] on a log axis. */
 export function logTicks(min: number, max: number, unit = ''): { min: number; max: number; ticks: Array<[number, string]> } {
-  const lo = Math.pow(10, Math.floor(Math.log10(Math.max(min, 1e-3))));
-  const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(max, lo * 10))));
+  const lo = 10 ** Math.floor(Math.log10(Math.max(min, 1e-3)));
+  const hi = 10 ** Math.ceil(Math.log10(Math.max(max, lo * 10)));
   const ticks: Array<[number, string]> = [];
   const decades = Math.round(Math.log10(hi / lo));
   for (let d = lo; d <= hi * 1.0001; d *= 10) {

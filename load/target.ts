@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 
 export const SEARCH_PATH = '/v1/search';
 
+/** A resolved loopback endpoint. */
 export interface Target {
   /** The search endpoint as given/derived, for reports. */
   readonly endpoint: string;
@@ -22,6 +23,7 @@ export interface Target {
   readonly hostHeader: string;
 }
 
+/** Thrown for a target that is not on this machine: the load tester sends to loopback addresses only. */
 export class NotLoopbackError extends Error {
   constructor(url: string, detail: string) {
     super(

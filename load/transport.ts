@@ -8,8 +8,10 @@ import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:h
 import type { Clock, ClockTimer } from './clock.js';
 import type { Target } from './target.js';
 
+/** How a request ended. */
 export type OutcomeKind = 'ok' | 'shed' | 'timeout' | 'error';
 
+/** One request's outcome. */
 export interface Outcome {
   readonly kind: OutcomeKind;
   /** HTTP status, 0 when no response arrived. */
@@ -50,6 +52,7 @@ export interface Transport {
   post(body: Buffer, deadline: number, done: (o: Outcome) => void): void;
   /** Settles everything still in flight as `deadline` timeouts (the run's hard stop). */
   abortAll(): void;
+  /** Closes every connection. */
   close(): void;
 }
 
@@ -191,6 +194,7 @@ export class HttpTransport implements Transport {
     for (const p of [...this.pending]) this.finish(p, 'timeout', 0, null, 'deadline');
   }
 
+  /** Closes every connection. */
   close(): void {
     this.abortAll();
     this.agent.destroy();

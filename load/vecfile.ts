@@ -5,6 +5,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
+/** Rows of an `.fvecs` / `.ivecs` file. */
 export interface VecRows<T extends Float32Array | Int32Array> {
   readonly dim: number;
   readonly count: number;
@@ -16,10 +17,12 @@ export interface VecRows<T extends Float32Array | Int32Array> {
 
 const MAX_DIM = 1 << 20;
 
+/** Reads an `.fvecs` file (each row: int32 dims, then dims float32). */
 export function readFvecs(path: string, limit = Infinity): VecRows<Float32Array> {
   return readVecs(path, limit, 'fvecs', (bytes, n) => new Float32Array(bytes.buffer, bytes.byteOffset, n));
 }
 
+/** Reads an `.ivecs` file (each row: int32 count, then count int32), e.g. ground truth. */
 export function readIvecs(path: string, limit = Infinity): VecRows<Int32Array> {
   return readVecs(path, limit, 'ivecs', (bytes, n) => new Int32Array(bytes.buffer, bytes.byteOffset, n));
 }

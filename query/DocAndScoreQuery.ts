@@ -33,6 +33,7 @@ export class DocAndScoreQuery extends Query {
     }
   }
 
+  /** A query with no hits. */
   static empty(): DocAndScoreQuery {
     return new DocAndScoreQuery([], 0);
   }

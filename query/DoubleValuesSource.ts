@@ -18,8 +18,11 @@ export type ValuesSpec =
  * be deferred behind prefetch and docs are scored in order as they arrive.
  */
 export abstract class DoubleValuesSource {
+  /** Whether the values depend on the first-phase score (then rescoring cannot be deferred behind prefetch). */
   abstract needsScores(): boolean;
+  /** A plain description of the source that the executor's workers can rebuild it from. */
   abstract toSpec(): ValuesSpec;
+  /** A readable description. */
   abstract toString(): string;
 
   /** The first-phase score itself. */

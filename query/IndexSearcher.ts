@@ -35,6 +35,7 @@ export interface IndexSearcherOptions {
   readonly knnThread?: KnnThread;
 }
 
+/** Per-search settings of {@link IndexSearcher.search}, each defaulting to the searcher's own. */
 export interface SearchSettings {
   readonly readPath?: ReadPath;
   readonly prefetchPolicy?: PrefetchPolicyName;
@@ -53,6 +54,7 @@ export interface SearchSettings {
   readonly callerThread?: CallerThread;
 }
 
+/** What {@link IndexSearcher.search} answers: Lucene's TopDocs and the search's stats. */
 export interface SearchOutcome {
   readonly topDocs: TopDocs;
   readonly stats: QueryStats;

@@ -4,7 +4,6 @@ import type { ScoreDoc } from './ScoreDoc.js';
 import { TopDocs } from './TopDocs.js';
 import { GlobalSimilarityQueue } from '../segments/hnsw/GlobalSimilarityQueue.js';
 import { KNN_SLICE, isSliceTaken, knnSlice, takeBack, type KnnSliceArgs, type KnnSliceResult, type SliceTaken } from './knn/knnSlice.js';
-import type { QueryProfiler } from './QueryProfiler.js';
 import { isUnknownSegments, runOnSegments } from './SegmentRefs.js';
 import { KNN_GRAPH, type GraphIo, type GraphSliceArgs } from './knn/graphSlice.js';
 import { budgetShare, withBudget } from './prefetch/IoBudget.js';
@@ -23,6 +22,7 @@ import type { CallerTurns } from './CallerThread.js';
 /** The profile's phase for each placement of the first phase. */
 const KNN_PHASE: Record<FirstPhaseWhere, string> = { caller: 'knn.onCaller', executor: 'knn.executor', worker: 'knn.worker', 'caller+executor': 'knn.callerAndExecutor' };
 
+/** Options of {@link KnnFloatVectorQuery} beyond Lucene's constructor arguments. */
 export interface KnnOptions {
   /** Graph beam width per segment (HNSW ef); raised to k when smaller. Default: k. */
   readonly numCandidates?: number;

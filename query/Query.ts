@@ -106,6 +106,8 @@ export function executorIdle(searcher: Searcher): boolean {
  * work in rewrite and end as a DocAndScoreQuery). `rewrite` returns `this` when already final.
  */
 export abstract class Query {
+  /** Runs this query's work on `searcher` and returns what is left to collect (a {@link DocAndScoreQuery} of hits), as Lucene's Query.rewrite. */
   abstract rewrite(searcher: Searcher, ctx: SearchContext): Promise<Query>;
+  /** A readable description, as Lucene's Query.toString. */
   abstract toString(): string;
 }

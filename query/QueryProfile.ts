@@ -20,6 +20,7 @@ export interface QueryProfile {
   readonly gc: readonly GcPause[];
 }
 
+/** One step on the searching thread (`knn.merge`, `rescore.topN`, `http.body`, ...). */
 export interface ProfiledPhase {
   readonly name: string;
   readonly startMs: number;
@@ -36,6 +37,7 @@ export interface ProfiledHop {
   readonly returnMs: number;
 }
 
+/** One segment's first phase: query quantization and the graph search or scan, as measured in its worker. */
 export interface SegmentProfile {
   readonly segment: string;
   readonly threadId: number;
@@ -51,6 +53,7 @@ export interface SegmentProfile {
   readonly strategy: SegmentStrategy;
 }
 
+/** One share of the rescoring ring: where it ran, its entries, pages and time. */
 export interface RescoreShareProfile {
   /** `executor`: a worker ran this share; `caller`: the calling thread did (pages believed resident). */
   readonly on: 'executor' | 'caller';
@@ -63,6 +66,7 @@ export interface RescoreShareProfile {
   readonly syscalls: number;
 }
 
+/** A garbage-collection pause of the searching thread during the search. */
 export interface GcPause {
   readonly kind: string;
   readonly startMs: number;

@@ -32,6 +32,7 @@ export class QueryProfiler {
     return end;
   }
 
+  /** The profile so far, times relative to the profiler's origin. */
   toProfile(): QueryProfile {
     const rel = (t: number) => round3(t - this.origin);
     const phases: ProfiledPhase[] = this.phases

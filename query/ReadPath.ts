@@ -6,4 +6,5 @@
  * - `pread`: positioned reads with many in flight, no mmap.
  */
 export const READ_PATHS = ['mmap', 'mmap+prefetch', 'mmap+parallel', 'pread'] as const;
+/** How rescoring reads the fp32 vectors: `mmap`, `mmap+prefetch`, `mmap+parallel` (the default) or `pread` (io_uring). */
 export type ReadPath = (typeof READ_PATHS)[number];

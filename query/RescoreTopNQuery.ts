@@ -1,7 +1,7 @@
 import { docToOrd } from '../segments/index/SegmentHandle.js';
 import { leafOf } from '../segments/index/IndexReader.js';
 import { DocAndScoreQuery } from './DocAndScoreQuery.js';
-import { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource, specTargets, type ValuesSpec } from './DoubleValuesSource.js';
+import { type DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource, specTargets, type ValuesSpec } from './DoubleValuesSource.js';
 import { HitQueue } from './HitQueue.js';
 import { Query, type SearchContext, type Searcher } from './Query.js';
 import { hitsReadAhead, planRescore, runRescorePlan } from './rescore/Rescorer.js';

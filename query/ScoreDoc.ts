@@ -9,8 +9,10 @@ export interface ScoreDoc {
   readonly shardIndex?: number;
 }
 
+/** Whether {@link TotalHits.value} is exact or a lower bound. */
 export type TotalHitsRelation = 'EQUAL_TO' | 'GREATER_THAN_OR_EQUAL_TO';
 
+/** How many docs matched, exactly or as a lower bound (Lucene's TotalHits). */
 export interface TotalHits {
   readonly value: number;
   readonly relation: TotalHitsRelation;

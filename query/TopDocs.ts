@@ -7,6 +7,7 @@ export class TopDocs {
     readonly scoreDocs: readonly ScoreDoc[],
   ) {}
 
+  /** No hits, total 0. */
   static empty(): TopDocs {
     return new TopDocs({ value: 0, relation: 'EQUAL_TO' }, []);
   }

@@ -49,12 +49,12 @@ Options:
   --flat-threshold N    segments of at most N docs get no graph (default ${DEFAULT_FLAT_THRESHOLD})
   --m M                 HNSW max connections (default 16)
   --beam-width B        HNSW construction beam (default ${DEFAULT_GRAPH_BEAM_WIDTH}, twice Lucene's: graphs built
-                        on 1-bit scores need it; README "Recall")
+                        on 1-bit scores need it; docs/recall-and-tuning.md)
   --min-connections C   level-0 neighbour lists shorter than C after Lucene's diversity rule are
                         filled with the best candidates it rejected (default M / 2; 0: Lucene's
-                        graph exactly; README "Recall")
+                        graph exactly; docs/recall-and-tuning.md)
   --bits B              doc bits per dimension: 1 | 2 | 4 | 7 | 8 (default 1); more bits, more
-                        memory and recall (README "Recall" says which setting reaches what)
+                        memory and recall (docs/recall-and-tuning.md says which setting reaches what)
   --rotation R          on | off | a 64-bit seed: rotate vectors before quantizing (default
                         ${DEFAULT_ROTATION ? 'on' : 'off'}); a rotated index is no longer Lucene's exact format
   --centroid C          lucene | mean: COSINE centroid rule (default ${DEFAULT_CENTROID_RULE}); mean is

@@ -16,7 +16,6 @@ import { Fp32Similarity } from '../segments/kernels/Fp32Similarity.js';
 import { Kernels } from '../segments/kernels/Kernels.js';
 import { OffHeapFp32Scorer } from '../segments/flat/OffHeapFp32Scorer.js';
 import type { SegmentHandle } from '../segments/index/SegmentHandle.js';
-import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { readSliceBytes } from '../segments/store/FileSlice.js';
 import { IoUring, closeFile, openForRead } from '../segments/store/native/IoUring.js';
 import { MappedFile } from '../segments/store/native/MappedFile.js';

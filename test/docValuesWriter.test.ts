@@ -101,7 +101,9 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     const { open } = segment(
       maxDoc,
       names.map((n, i) => field(n, i, 'NUMERIC')),
-      (w) => names.forEach((n, i) => w.addNumericField({ number: i, name: n }, columns[n])),
+      (w) => {
+        for (const [i, n] of names.entries()) w.addNumericField({ number: i, name: n }, columns[n]);
+      },
     );
     const p = open();
     try {
@@ -146,7 +148,7 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
         maxDoc,
         [],
         (w) => {
-          columns.forEach((c, i) => w.addNumericField({ number: i, skipIndex: i === 0 }, asBigInt ? c.map((v) => BigInt(v)) : c));
+          for (const [i, c] of columns.entries()) w.addNumericField({ number: i, skipIndex: i === 0 }, asBigInt ? c.map((v) => BigInt(v)) : c);
           w.addSortedNumericField({ number: 9 }, columns[0].map((v, i) => (i % 3 === 0 ? [] : asBigInt ? [BigInt(v), BigInt(-v)] : [v, -v])));
         },
         { skipIndexIntervalSize: 16 },
@@ -374,9 +376,9 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     const encodings = ['double', 'sortableDouble', 'float', 'sortableFloat'] as const;
     const fields = encodings.map((e, i) => field(e, i, 'NUMERIC'));
     const data = { double: doubles, sortableDouble: doubles, float: floats, sortableFloat: floats };
-    const { open } = segment(doubles.length, fields, (w) =>
-      encodings.forEach((e, i) => w.addNumericField({ number: i }, doubles.map((_, d) => (d < data[e].length ? encodeLong(data[e][d], e) : null)))),
-    );
+    const { open } = segment(doubles.length, fields, (w) => {
+      for (const [i, e] of encodings.entries()) w.addNumericField({ number: i }, doubles.map((_, d) => (d < data[e].length ? encodeLong(data[e][d], e) : null)));
+    });
     const p = open();
     try {
       for (const e of encodings) {

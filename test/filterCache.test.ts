@@ -3,7 +3,7 @@ import {
   BooleanQuery,
   FieldExistsQuery,
   FilterCache,
-  FixedBitSet,
+  type FixedBitSet,
   SortedNumericDocValuesRangeQuery,
   TermInSetQuery,
   TermQuery,

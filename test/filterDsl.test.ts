@@ -3,7 +3,7 @@ import { DateFormat, parseDateMath } from '../segments/document/DateFormat.js';
 import { booleanMapping, dateMapping, keywordMapping, numberMapping, type FieldMapping } from '../segments/document/FieldMapping.js';
 import { calculateMinShouldMatch, TermInSetQuery, type FilterQuery } from '../query/filter/index.js';
 import { parseFilterClause, parseKnnFilter } from '../src/http/dsl/FilterDsl.js';
-import { HttpError } from '../src/http/errors.js';
+import type { HttpError } from '../src/http/errors.js';
 import { compareNumeric, compareUtf8, LONGS, pick, randomSegments, rng, toLeaf, TERMS, DOUBLES, DATES, type DocValue, type FieldSpec, type PlainDoc } from './support/filterLeaves.js';
 
 const MAPPING = new Map<string, FieldMapping>([

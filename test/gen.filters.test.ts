@@ -369,7 +369,7 @@ describe('prescore gen --filters', () => {
     await generateDataset({ seed: '1', dim: 4, similarity: 'cosine', n: 1, queries: 2, k: 1, out: join(dir, 'one'), progress: false, filters: true });
     const one = await load(join(dir, 'one'));
     expect(one.truth).toHaveLength(2 * PER_QUERY);
-    one.filters.entries.forEach((e, i) => expect(Array.from(one.truth[i])).toEqual(e.cardinality === 1 ? [0] : []));
+    for (const [i, e] of one.filters.entries.entries()) expect(Array.from(one.truth[i])).toEqual(e.cardinality === 1 ? [0] : []);
   });
 
   it('the ground-truth task gives the same rows with the wasm prefilter and in pure JS, ties to the lower row', async () => {

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

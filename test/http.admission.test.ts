@@ -173,7 +173,7 @@ describe('searches on the calling thread share it with the server', () => {
     await Promise.all(servers.splice(0).map((s) => s.close({ force: true })));
   });
   const query = (i: number) => [...t.queries.subarray(i * DIMS, (i + 1) * DIMS)];
-  const searchBody = (i: number) => JSON.stringify({ vector: query(i), k: 5, oversample: 2 });
+  const searchBody = (i: number) => JSON.stringify({ vector: query(i), k: 5, oversample: 2, stats: true });
   async function serve(index: VectorIndex, maxInflight: number, maxQueue: number): Promise<RunningServer> {
     const server = await startServer(index, { host: '127.0.0.1', port: 0, maxInflight, maxQueue, warmUpRequests: 0 }, { log: () => {} });
     servers.push(server);
@@ -182,7 +182,9 @@ describe('searches on the calling thread share it with the server', () => {
   /** Writes every request in one synchronous loop: the server reads them all in its next poll phase. */
   async function sendTogether(server: RunningServer, requests: readonly string[]): Promise<RawResponse[]> {
     const connections = await openConnections(server.server, server.host, server.port, requests.length);
-    connections.forEach((c, i) => c.write(requests[i]!));
+    connections.forEach((c, i) => {
+      c.write(requests[i]!);
+    });
     return Promise.all(connections.map((c) => c.response));
   }
 

@@ -45,7 +45,7 @@ describe('HTTP over a real index', () => {
   it('answers both request shapes with the engine\'s hits', async () => {
     for (let i = 0; i < 5; i++) {
       const expected = await index.search(query(i), { k: 10, oversample: 3, numCandidates: 100 });
-      const native = await post('/v1/search', { vector: query(i), k: 10, oversample: 3, num_candidates: 100 });
+      const native = await post('/v1/search', { vector: query(i), k: 10, oversample: 3, num_candidates: 100, stats: true });
       expect(native.status).toBe(200);
       const nb = await json(native);
       expect(nb.hits).toEqual(expected.hits);

@@ -49,7 +49,7 @@ describe('search results', () => {
     const h = await start();
     for (const seed of [1, 2, 3]) {
       const vector = h.fake.randomQuery(seed);
-      const res = await h.post('/v1/search', { vector, k: 10, num_candidates: 50, oversample: 2, read_path: 'pread' });
+      const res = await h.post('/v1/search', { vector, k: 10, num_candidates: 50, oversample: 2, read_path: 'pread', stats: true });
       expect(res.status).toBe(200);
       const body = await json(res);
       const expected = h.fake.bruteForce(vector, 10);
@@ -60,13 +60,27 @@ describe('search results', () => {
       expect(body.total_hits).toBe(h.fake.docs);
       expect(body.stats).toMatchObject({ read_path: 'pread', candidates: 20, syscalls: 2, deferred: true });
       expect(Object.keys(body.stats.timings).sort()).toEqual(['first_phase_ms', 'rescore_ms', 'total_ms']);
+      expect(body.queue_ms).toBeGreaterThanOrEqual(0);
     }
     expect(h.fake.calls.at(-1)).toMatchObject({ k: 10, numCandidates: 50, oversample: 2, readPath: 'pread' });
   });
 
+  it('answers hits and took_ms only, unless stats or profile is asked for', async () => {
+    const h = await start();
+    const plain = await json(await h.post('/v1/search', { vector: h.fake.randomQuery(1), k: 3 }));
+    expect(Object.keys(plain).sort()).toEqual(['hits', 'took_ms', 'total_hits']);
+    const off = await json(await h.post('/v1/search', { vector: h.fake.randomQuery(1), k: 3, stats: false }));
+    expect(off.stats).toBeUndefined();
+    const profiled = await json(await h.post('/v1/search', { vector: h.fake.randomQuery(1), k: 3, profile: true }));
+    expect(profiled.stats).toBeDefined(); // profile implies stats (the fake engine profiles nothing)
+    const bad = await h.post('/v1/search', { vector: h.fake.randomQuery(1), k: 3, stats: 'yes' });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.path).toBe('stats');
+  });
+
   it('uses the server default read path when the request names none', async () => {
     const h = await start({ readPath: 'mmap+parallel' });
-    const res = await h.post('/v1/search', { vector: h.fake.randomQuery(1), k: 3 });
+    const res = await h.post('/v1/search', { vector: h.fake.randomQuery(1), k: 3, stats: true });
     expect((await json(res)).stats.read_path).toBe('mmap+parallel');
     expect(h.fake.calls[0]).toMatchObject({ k: 3, numCandidates: undefined, oversample: undefined, readPath: 'mmap+parallel' });
   });
@@ -235,7 +249,9 @@ describe('validation', () => {
     const vector = Float32Array.from(good(h.fake));
     const bytes = (littleEndian: boolean) => {
       const view = new DataView(new ArrayBuffer(4 * vector.length));
-      vector.forEach((x, i) => view.setFloat32(4 * i, x, littleEndian));
+      vector.forEach((x, i) => {
+        view.setFloat32(4 * i, x, littleEndian);
+      });
       return Buffer.from(view.buffer).toString('base64');
     };
     const asArray = await json(await h.post('/v1/search', { vector: [...vector], k: 5 }));

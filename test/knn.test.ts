@@ -9,7 +9,7 @@ import { JsKernels } from '../segments/kernels/JsKernels.js';
 import { Kernels } from '../segments/kernels/Kernels.js';
 import { IndexSearcher } from '../src/api/IndexSearcher.js';
 import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
-import { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
+import type { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
 import { QueryStatsCollector } from '../query/QueryStatsCollector.js';
 import { monotonicMs } from '../query/executor/clock.js';
 import { TopDocs } from '../query/TopDocs.js';

@@ -50,7 +50,9 @@ describe('first-phase placement (KnnThread)', () => {
     const alone: Awaited<ReturnType<typeof index.search>>[] = [];
     for (let i = 0; i < 8; i++) alone.push(await index.search(query(i), { k: 10, knnThread: 'caller' }));
     const concurrent = await Promise.all(Array.from({ length: 8 }, (_, i) => index.search(query(i), { k: 10 })));
-    concurrent.forEach((r, i) => expect(r.hits).toEqual(alone[i]!.hits));
+    concurrent.forEach((r, i) => {
+      expect(r.hits).toEqual(alone[i]!.hits);
+    });
   });
 });
 
@@ -194,7 +196,7 @@ describe('FirstPhasePlacement', () => {
     explores(p, 1000, callerFast); // backed off to 512
     const executorFast = (onCaller: boolean) => (onCaller ? 0.5 : 0.1);
     const later = runs(p, 700, executorFast);
-    const takeover = later.findIndex((c, i) => later.slice(i, i + 31).every((x) => !x));
+    const takeover = later.findIndex((_c, i) => later.slice(i, i + 31).every((x) => !x));
     expect(takeover).toBeGreaterThanOrEqual(0);
     expect(takeover).toBeLessThanOrEqual(512 + 10); // the explore, then the trial's ten
   });

@@ -418,7 +418,11 @@ describe('single stream (the baseline a run is compared with)', () => {
     const sent = bodies.map((b) => JSON.parse(b) as { vector: number[]; k: number; oversample: number });
     expect(sent.map((b) => [b.k, b.oversample])).toEqual(Array(5).fill([10, 5]));
     const query = (i: number) => Array.from(queries.data.subarray(i * 4, i * 4 + 4));
-    sent.forEach((b, i) => b.vector.forEach((x, j) => expect(x).toBeCloseTo(query(i % 3)[j]!, 6)));
+    sent.forEach((b, i) => {
+      b.vector.forEach((x, j) => {
+        expect(x).toBeCloseTo(query(i % 3)[j]!, 6);
+      });
+    });
   });
 
   it('names the search that was not answered and why', async () => {

@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendFooter, checkIndexHeader, writeIndexHeader } from '../segments/codec/CodecUtil.js';
@@ -10,7 +9,7 @@ import { CorruptIndexException, IndexFormatTooNewOrOldException } from '../segme
 import { ByteArrayDataInput } from '../segments/store/DataInput.js';
 import { ByteArrayDataOutput } from '../segments/store/DataOutput.js';
 import { readSliceBytes } from '../segments/store/FileSlice.js';
-import { CompoundDirectory } from '../segments/lucene/CompoundDirectory.js';
+import type { CompoundDirectory } from '../segments/lucene/CompoundDirectory.js';
 import {
   fileNameFromGeneration,
   generationFromSegmentsFileName,

@@ -175,7 +175,9 @@ describe('MappedFile', () => {
     const stamps = [2 ** 30 - 8, 2 ** 32 - 4, 2 ** 32 + 4096, size - 16];
     try {
       ftruncateSync(fd, size);
-      stamps.forEach((at, k) => writeSync(fd, new Float32Array([k, k + 0.25, k + 0.5, k + 0.75]), 0, 16, at));
+      stamps.forEach((at, k) => {
+        writeSync(fd, new Float32Array([k, k + 0.25, k + 0.5, k + 0.75]), 0, 16, at);
+      });
     } finally {
       closeSync(fd);
     }

@@ -47,7 +47,9 @@ describe('RescoreTopNQuery', () => {
       const { topDocs } = await searcher.search(rescoreQuery(q, 10, 50), 10);
       expect(topDocs.totalHits).toEqual({ value: 50, relation: 'EQUAL_TO' });
       expect(topDocs.scoreDocs.map((s) => s.doc)).toEqual(expected.map((e) => e.doc));
-      topDocs.scoreDocs.forEach((s, i) => expect(s.score).toBeCloseTo(expected[i].score, 5));
+      topDocs.scoreDocs.forEach((s, i) => {
+        expect(s.score).toBeCloseTo(expected[i].score, 5);
+      });
     }
   });
 

@@ -325,7 +325,6 @@ describe('ResidentGraphSearcher on multi-bit codes (level 0 in wasm) returns wha
   // Every encoding, and every similarity across them (each case builds an index).
   const cases = [[2, 'cosine'], [2, 'euclidean'], [2, 'max_inner_product'], [4, 'dot_product'], [7, 'euclidean'], [8, 'cosine']] as const;
   for (const [bits, similarity] of cases) {
-    {
       it(`${bits}-bit, ${similarity}: same ords, scores and visited count, with and without a visit limit`, async () => {
         const f = await multiBitFixture(bits, similarity);
         const graph = f.openGraph();
@@ -347,7 +346,6 @@ describe('ResidentGraphSearcher on multi-bit codes (level 0 in wasm) returns wha
           f.index.cleanup();
         }
       });
-    }
   }
 
   it('rejects a multi-bit query whose code does not fit the records', async () => {

@@ -1,4 +1,4 @@
-import { FixedBitSet, NO_MORE_DOCS } from './FixedBitSet.js';
+import { type FixedBitSet, NO_MORE_DOCS } from './FixedBitSet.js';
 
 /**
  * Lucene's BitSetIterator: the docs of a bitset in increasing order, as a DocIdSetIterator

@@ -11,7 +11,10 @@ import { fillFromCounts, valueCounts } from './MultiValued.js';
 /** Ords in [lo, hi] (lo >= 0, so a single-valued doc without a value, ord -1, never matches). */
 export function fillOrdRange(column: KeywordColumn, lo: number, hi: number, out: Uint32Array, maxDoc: number): void {
   const { ords, offsets } = column;
-  if (offsets === null && lo === hi) return fillOrdEquals(ords, lo, out, maxDoc);
+  if (offsets === null && lo === hi) {
+    fillOrdEquals(ords, lo, out, maxDoc);
+    return;
+  }
   if (offsets === null) {
     const full = maxDoc >>> 5;
     let d = 0;

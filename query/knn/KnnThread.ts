@@ -33,6 +33,7 @@
  * Every placement runs the same per-segment search code, so results are identical.
  */
 export const KNN_THREADS = ['adaptive', 'executor', 'worker', 'caller', 'caller+executor'] as const;
+/** Where the first phase runs: `adaptive` (the default), `executor`, `worker`, `caller` or `caller+executor`. */
 export type KnnThread = (typeof KNN_THREADS)[number];
 
 /**

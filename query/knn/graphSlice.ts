@@ -64,7 +64,9 @@ export async function graphSlice(args: GraphSliceArgs): Promise<GraphSliceResult
   const first = args.segments[0];
   const similarity = first ? new Fp32Similarity(kernels, first.similarity, args.target, first.dims) : null;
   try {
-    args.segments.forEach((handle, s) => out.push(searchOne(handle, args, args.policySlots[s], counters, similarity!)));
+    args.segments.forEach((handle, s) => {
+      out.push(searchOne(handle, args, args.policySlots[s], counters, similarity!));
+    });
   } finally {
     similarity?.release();
   }

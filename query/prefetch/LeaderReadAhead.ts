@@ -36,7 +36,7 @@ export interface LeaderReadAhead {
  * added 0.84 ms to the first phase (2.10 -> 2.94 ms), whose threads issue the madvise calls
  * (~15 us each under the memory limit), so the search p50 went 3.33 -> 3.54 ms; at 500
  * candidates (k=100) rescoring went 8.14 -> 3.46 ms for 4.22 -> 7.18 ms of first phase, search
- * p50 13.1 -> 11.5 ms (p99 22.1 either way; README "Leader read-ahead" has the other runs). The
+ * p50 13.1 -> 11.5 ms (p99 22.1 either way; docs/architecture.md "Leader read-ahead" has the other runs). The
  * short rings' threshold is the calling thread's (COLD_CALLER_CANDIDATES).
  */
 export const MIN_READ_AHEAD_CANDIDATES = 64;

@@ -8,7 +8,9 @@ export interface PageAccess {
   prefetch(offset: number, length: number): void;
 }
 
+/** The prefetch policies: `always`, `backoff` (Lucene #13381) and `adaptive` (the default). */
 export const PREFETCH_POLICIES = ['always', 'backoff', 'adaptive'] as const;
+/** One of {@link PREFETCH_POLICIES}. */
 export type PrefetchPolicyName = (typeof PREFETCH_POLICIES)[number];
 
 /**

@@ -14,4 +14,5 @@
  * Every placement runs the same ring and scoring code, so results are identical.
  */
 export const RESCORE_THREADS = ['adaptive', 'executor', 'caller'] as const;
+/** Where rescoring runs: `adaptive` (the default), `executor` or `caller`. */
 export type RescoreThread = (typeof RESCORE_THREADS)[number];

@@ -40,7 +40,9 @@ export function compileSpec(spec: ValuesSpec, fieldSimilarity: number, dims: num
           return f(sum);
         },
         needsVector: parts.some((p) => p.c.needsVector),
-        release: () => parts.forEach((p) => p.c.release()),
+        release: () => {
+          for (const p of parts) p.c.release();
+        },
       };
     }
   }

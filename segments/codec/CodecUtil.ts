@@ -280,5 +280,6 @@ function hex32(v: number): string {
 }
 
 function checkAscii(s: string, max: number, what: string): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is every ASCII code point, control characters included
   if (s.length > max || !/^[\x00-\x7f]*$/.test(s)) throw new Error(`${what} must be ASCII of at most ${max} chars: ${s}`);
 }

@@ -142,7 +142,7 @@ function pattern(p: string): Parser {
     if (c === "'") {
       const end = p.indexOf("'", i + 1);
       if (end < 0) throw new RangeError(`invalid date format [${p}]: unterminated quote`);
-      regex += escape(p.slice(i + 1, end));
+      regex += escapeRegExp(p.slice(i + 1, end));
       i = end + 1;
       continue;
     }
@@ -156,7 +156,7 @@ function pattern(p: string): Parser {
       tokens.push({ kind: 'Z', width });
       regex += '(Z|[+-]\\d{2}:?\\d{2})';
     } else {
-      regex += escape(p.slice(i, j));
+      regex += escapeRegExp(p.slice(i, j));
     }
     i = j;
   }
@@ -176,7 +176,7 @@ function pattern(p: string): Parser {
   };
 }
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 

@@ -74,9 +74,9 @@ export class DynamicTemplate {
     if (this.kinds && !this.kinds.includes('*') && !this.kinds.includes(kind)) return false;
     if (this.notKinds && (this.notKinds.includes('*') || this.notKinds.includes(kind))) return false;
     if (this.match && !this.match.some((r) => r.test(name))) return false;
-    if (this.unmatch && this.unmatch.some((r) => r.test(name))) return false;
+    if (this.unmatch?.some((r) => r.test(name))) return false;
     if (this.pathMatch && !this.pathMatch.some((r) => r.test(path))) return false;
-    if (this.pathUnmatch && this.pathUnmatch.some((r) => r.test(path))) return false;
+    if (this.pathUnmatch?.some((r) => r.test(path))) return false;
     return true;
   }
 

@@ -31,8 +31,10 @@ export function writeSkipIndex(skip: IndexOutput, meta: DataOutput, v: FieldValu
     const count = v.counts === null ? 1 : v.counts[i];
     if (count > maxValueCount) maxValueCount = count;
     const firstValue = v.values[k];
-    if (current !== null && current.isDone(intervalSize, count, firstValue, doc)) {
-      close(current);
+    // (The cast keeps TypeScript from narrowing `current` to its initial null across the loop.)
+    const open = current as Interval | null;
+    if (open?.isDone(intervalSize, count, firstValue, doc)) {
+      close(open);
       current = null;
       if (run.length === maxAccumulators) {
         writeLevels(skip, run);

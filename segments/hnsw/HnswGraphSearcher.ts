@@ -1,5 +1,5 @@
 import { NeighborQueue, nextUpFloat } from './NeighborQueue.js';
-import { FloatHeap, GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
+import { FloatHeap, type GlobalSimilarityQueue } from './GlobalSimilarityQueue.js';
 import { StoredNeighborLists, type HnswGraph, type NeighborLists } from './HnswGraph.js';
 import { NO_PREFETCH, type NeighborPrefetch } from './NeighborPrefetch.js';
 import type { RandomVectorScorer } from './RandomVectorScorer.js';

@@ -1,6 +1,6 @@
 import { appendFooter, writeFooter, writeIndexHeader } from '../codec/CodecUtil.js';
 import { DirectMonotonicWriter } from '../packed/DirectMonotonicWriter.js';
-import { ByteArrayDataOutput, type DataOutput } from '../store/DataOutput.js';
+import type { ByteArrayDataOutput, DataOutput } from '../store/DataOutput.js';
 import { IndexOutput } from '../store/IndexOutput.js';
 import type { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
 import {

@@ -26,7 +26,7 @@ export function sortableIntToFloat(v: number): number {
 
 /** Math.nextUp for float32: the smallest float32 above v (NaN and +Infinity unchanged). */
 export function nextUpFloat(v: number): number {
-  if (v !== v || v === Infinity) return v;
+  if (Number.isNaN(v) || v === Infinity) return v;
   if (v === 0) return 1.401298464324817e-45;
   f32[0] = v;
   i32[0] += v > 0 ? 1 : -1;

@@ -49,6 +49,14 @@ export class DirectoryReader implements IndexReader {
     private readonly files: HeldFiles,
   ) {}
 
+  /**
+   * Opens the newest commit of a `prescore build` directory (Lucene's DirectoryReader.open).
+   *
+   * @example
+   * ```ts
+   * const searcher = new IndexSearcher(DirectoryReader.open('data/demo/index'));
+   * ```
+   */
   static open(dir: string): DirectoryReader {
     const real = realpathSync(dir);
     deleteOrphans(real);
@@ -107,6 +115,7 @@ export class DirectoryReader implements IndexReader {
     return listCommitGenerations(this.dir).at(-1) === this.commit.generation;
   }
 
+  /** Verifies the CRC32 of every file of every segment (reads every byte). */
   checkIntegrity(): void {
     for (const leaf of this.leaves) leaf.reader.checkIntegrity();
   }

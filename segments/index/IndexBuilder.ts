@@ -64,6 +64,7 @@ export interface BuildServices {
   readonly progress?: ProgressListener;
 }
 
+/** What a build wrote. */
 export interface BuildReport {
   readonly dir: string;
   readonly commit: string;
@@ -103,7 +104,7 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   const mapped = mapping.vectorField();
   const fieldName = mapped?.path ?? options.field ?? DEFAULT_FIELD;
   if (mapped && options.field !== undefined && options.field !== mapped.path) throw new RangeError(`--field ${options.field}: the mapping's dense_vector field is [${mapped.path}]`);
-  if (!/^[A-Za-z0-9_.\-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
   if (options.similarity === undefined && !mapped) throw new RangeError('--similarity is required (or a dense_vector field in the mapping)');
   const similarity = resolveSimilarity(options.similarity, mapped?.mapping.similarity);
   if (!mapped) mapping.put(fieldName, { type: 'dense_vector', docValues: false, dims: undefined, similarity: esSimilarity(similarity), indexOptions: null });

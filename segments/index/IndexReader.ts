@@ -37,11 +37,13 @@ export interface IndexReader {
   readonly leaves: readonly LeafReaderContext[];
   /** Σ maxDoc over the segments (includes deleted docs). */
   readonly maxDoc: number;
+  /** Verifies the CRC32 of every file of every segment (reads every byte). */
   checkIntegrity(): void;
   /** False once the directory holds a newer commit than this reader's (absent: the reader cannot tell). */
   isCurrent?(): boolean;
   /** The index's mapping (what its documents' fields are); absent: none is known (a Lucene index, an index built before documents). */
   readonly mapping?: Mapping | null;
+  /** Releases the reader's mappings and file handles. */
   close(): void;
 }
 

@@ -43,7 +43,7 @@ export class SegmentDocuments {
       const hasDocValues = fieldInfos.fields.some((f) => f.docValuesType !== 'NONE');
       const producer = hasDocValues ? Lucene90DocValuesProducer.open({ openSlice: files.openSlice, openChecksummed: checksummed }, segment, fieldInfos, DOC_VALUES_SUFFIX) : null;
       return new SegmentDocuments(fieldInfos, stored, {
-        producer: (field) => (producer !== null && producer.hasField(field) ? producer : null),
+        producer: (field) => (producer?.hasField(field) ? producer : null),
         checkIntegrity: () => producer?.checkIntegrity(),
         close: () => producer?.close(),
       });

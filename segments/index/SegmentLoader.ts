@@ -37,7 +37,9 @@ export function loadResidentSegment(handle: SegmentHandle): SegmentLoadResult {
     if (!entry || entry.size !== layout.size || counts.length !== layout.upper.length || counts.some((c, i) => c !== layout.upper[i].count)) {
       throw new CorruptIndexException(`graph of field ${g.fieldNumber} changed since the index was opened`, g.vem.name);
     }
-    layout.upper.forEach((l, i) => new Int32Array(buffer, l.nodes, l.count).set(entry.nodesByLevel[i + 1]!));
+    layout.upper.forEach((l, i) => {
+      new Int32Array(buffer, l.nodes, l.count).set(entry.nodesByLevel[i + 1]!);
+    });
     reader.loadGraphInto(g.fieldNumber, {
       level: (level) =>
         level === 0

@@ -23,6 +23,7 @@ export type SegmentStrategy = 'hnsw' | 'exhaustive' | 'filtered-hnsw';
 
 /** What a search may ask of every segment: the plan's choice (`auto`) or one strategy forced. */
 export const SEGMENT_SEARCHES = ['auto', 'hnsw', 'exhaustive', 'filtered-hnsw'] as const satisfies readonly ('auto' | SegmentStrategy)[];
+/** How a segment's first phase searches: its HNSW graph or a flat scan of every code. */
 export type SegmentSearch = (typeof SEGMENT_SEARCHES)[number];
 
 /**
@@ -37,7 +38,7 @@ export const VISIT_COST_IN_SCANNED_DOCS = 4;
 /**
  * Expected level-0 visits per unit of beam width, a deliberately low estimate so that doubtful
  * cases try the graph first (the visit limit catches the rest). Visits per query / ef at M = 16
- * (README "Segment size" and bench:recall's visits column): 5-7 at ef 100 on 25k-125k-doc
+ * (docs/building-indexes.md "Segment sizes" and bench:recall's visits column): 5-7 at ef 100 on 25k-125k-doc
  * segments of 1024-dim generated data, ~5.4 at ef 200.
  */
 export const EXPECTED_VISITS_PER_EF = 4;

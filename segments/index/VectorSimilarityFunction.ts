@@ -14,6 +14,14 @@ import { cosine, dotProduct, normalizeToUnitInterval, scaleMaxInnerProductScore,
  */
 export type SimilarityName = 'EUCLIDEAN' | 'DOT_PRODUCT' | 'COSINE' | 'MAXIMUM_INNER_PRODUCT';
 
+/**
+ * Lucene's VectorSimilarityFunction: how two vectors score, and how the score maps to [0, 1] or beyond.
+ *
+ * @example
+ * ```ts
+ * VectorSimilarityFunction.fromName('cosine').compare(a, b);
+ * ```
+ */
 export class VectorSimilarityFunction {
   static readonly EUCLIDEAN = new VectorSimilarityFunction('EUCLIDEAN', 0, (a, ao, b, bo, d) =>
     Math.fround(1 / Math.fround(1 + squareDistance(a, ao, b, bo, d))),
@@ -42,11 +50,13 @@ export class VectorSimilarityFunction {
     readonly compareAt: (a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number) => number,
   ) {}
 
+  /** The score of `a` against `b` (Lucene's compare: higher is nearer). */
   compare(a: Float32Array, b: Float32Array): number {
     if (a.length !== b.length) throw new RangeError(`vector dimensions differ: ${a.length} != ${b.length}`);
     return this.compareAt(a, 0, b, 0, a.length);
   }
 
+  /** The similarity Lucene stores as `ordinal` in its field infos. */
   static fromOrdinal(ordinal: number): VectorSimilarityFunction {
     const sim = VectorSimilarityFunction.values[ordinal];
     if (!sim) throw new RangeError(`unknown similarity ordinal ${ordinal}`);
@@ -74,6 +84,7 @@ export class VectorSimilarityFunction {
     return this.name === 'MAXIMUM_INNER_PRODUCT' ? 'max_inner_product' : this.name.toLowerCase();
   }
 
+  /** The Lucene name. */
   toString(): string {
     return this.name;
   }

@@ -31,7 +31,7 @@ export const DEFAULT_GRAPH_BEAM_WIDTH = 200;
  * neighbours of their own. Filled to 8, the 1M x 1024 set's 2 x 500,000 graphs went 0.9678 ->
  * 0.9707 at the default beam, 0.9728 -> 0.9736 at 400 (1.58-1.76 -> 1.45-1.47 ms per search),
  * 0.9733 -> 0.9741 at 3000 (scan 0.9753); its 8 x 125,000 graphs, already at their codes' 0.9748,
- * 0.9744 -> 0.9743 (README "Filled neighbour lists").
+ * 0.9744 -> 0.9743 (docs/recall-and-tuning.md, "Filled neighbour lists").
  */
 export function defaultMinConnections(m: number): number {
   return Math.floor(m / 2);

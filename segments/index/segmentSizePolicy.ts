@@ -6,8 +6,8 @@ export const DEFAULT_SEGMENT_DOCS = 131_072;
 /**
  * Above DEFAULT_SEGMENT_DOCS x TARGET_SEGMENTS vectors, segments grow so their number stays at
  * this. The first phase searches every segment, and an HNSW search visits only slowly more nodes
- * as its graph grows, so the per-query cost follows the segment count, not N (see README, "Segment
- * size"); eight segments keep both cores of a small machine busy while a build's graphs are made
+ * as its graph grows, so the per-query cost follows the segment count, not N (see docs/building-indexes.md, "Segment
+ * sizes"); eight segments keep both cores of a small machine busy while a build's graphs are made
  * one segment per worker.
  */
 export const TARGET_SEGMENTS = 8;

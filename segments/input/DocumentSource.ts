@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DocumentError, DocumentParser, type FieldValues } from '../document/DocumentParser.js';
+import { DocumentError, type DocumentParser, type FieldValues } from '../document/DocumentParser.js';
 import { withoutTopLevelMember } from '../document/SourceBytes.js';
 import { openForRead } from './fileIo.js';
 import { InputError } from './InputError.js';

@@ -53,7 +53,9 @@ export type SearchContextField = (typeof FIELDS)[number][0];
 /** Byte offset of every field, plus `bytes`: the block's size (16-byte multiple). */
 export const SEARCH_CONTEXT: Readonly<Record<SearchContextField, number>> & { readonly bytes: number } = (() => {
   const offsets: Record<string, number> = {};
-  FIELDS.forEach(([name], i) => (offsets[name] = 4 * i));
+  FIELDS.forEach(([name], i) => {
+    offsets[name] = 4 * i;
+  });
   offsets.bytes = (4 * FIELDS.length + 15) & ~15;
   return Object.freeze(offsets) as Record<SearchContextField, number> & { bytes: number };
 })();

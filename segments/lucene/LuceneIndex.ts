@@ -4,7 +4,7 @@ import { CompoundDirectory } from './CompoundDirectory.js';
 import type { FieldInfos, VectorEncodingName, VectorSimilarityName } from './FieldInfos.js';
 import { FIELD_INFOS_EXTENSION, KNN_FORMAT_KEY, KNN_SUFFIX_KEY, readFieldInfos } from './FieldInfos.js';
 import { generationToString, segmentFileName } from './IndexFileNames.js';
-import { LiveDocs, liveDocsFileName, readLiveDocs } from './LiveDocs.js';
+import { type LiveDocs, liveDocsFileName, readLiveDocs } from './LiveDocs.js';
 import type { SegmentDirectory } from './LuceneDirectory.js';
 import { IndexDirectory, PlainSegmentDirectory } from './LuceneDirectory.js';
 import { codecTraits } from './LuceneFormat.js';

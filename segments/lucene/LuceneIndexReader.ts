@@ -27,6 +27,7 @@ import {
 /** Defaults of the sidecar build (the same as `prescore build`'s). */
 export const LUCENE_SIDECAR_DEFAULTS: SidecarBuildParams = { flatThreshold: 10_000, m: 16, beamWidth: DEFAULT_GRAPH_BEAM_WIDTH };
 
+/** Options of {@link LuceneIndexReader.open}: the field to serve and how its sidecar is built. */
 export interface LuceneIndexReaderOptions extends Partial<SidecarBuildParams> {
   /** The FLOAT32 vector field to serve; may be omitted when the index has exactly one vector field. */
   readonly field?: string;
@@ -75,6 +76,7 @@ export class LuceneIndexReader implements IndexReader {
     readonly sidecarDir: string | null,
   ) {}
 
+  /** Opens a Lucene 9.9+/10.x index directory read-only, building (or reusing) the field's 1-bit sidecar. */
   static async open(dir: string, options: LuceneIndexReaderOptions): Promise<LuceneIndexReader> {
     const index = LuceneIndex.open(dir, options.lucene);
     const realDir = index.directory.path;
@@ -96,7 +98,7 @@ export class LuceneIndexReader implements IndexReader {
     });
     const similarity = VectorSimilarityFunction.fromOrdinal(view.similarityOrdinal);
     const firstPresent = view.segments.find((e) => e.present);
-    const field: VectorFieldInfo = { name: view.name, number: firstPresent && firstPresent.present ? firstPresent.fieldNumber : -1, similarity, dims: view.dimension };
+    const field: VectorFieldInfo = { name: view.name, number: firstPresent?.present ? firstPresent.fieldNumber : -1, similarity, dims: view.dimension };
 
     if (options.firstPhase === 'graph') {
       const graphs = flats.map((f) => (f && f.entry.size > 0 ? luceneGraph(f) : null));
@@ -148,6 +150,7 @@ export class LuceneIndexReader implements IndexReader {
     for (const leaf of this.leaves) (leaf.reader as LuceneSegmentReader).sidecar?.checkIntegrity();
   }
 
+  /** Nothing to release: the segments are closed with the searcher. */
   close(): void {}
 }
 
@@ -238,7 +241,7 @@ class LuceneSegmentReader implements SegmentReader {
     luceneGraph: GraphHandle | null = null,
   ): LuceneSegmentReader {
     const size = flat ? flat.entry.size : 0;
-    const ordToDoc = flat && flat.ordToDoc ? shared(flat.ordToDoc) : null;
+    const ordToDoc = flat?.ordToDoc ? shared(flat.ordToDoc) : null;
     const documents = openLuceneDocuments(index, seg);
     const softDeleted = softDeletedDocs(seg, documents);
     const isLive = (doc: number) => (seg.liveDocs === null || seg.liveDocs.isLive(doc)) && (softDeleted === null || ((softDeleted[doc >>> 5]! >>> (doc & 31)) & 1) === 0);

@@ -128,7 +128,7 @@ export interface SidecarSegment {
 
 /** `$XDG_CACHE_HOME/prescore/lucene-sidecars/<sha256(realpath + field)[0:20]>` (XDG_CACHE_HOME defaults to ~/.cache). */
 export function defaultSidecarDir(realIndexDir: string, field: string): string {
-  const cache = process.env.XDG_CACHE_HOME && process.env.XDG_CACHE_HOME.startsWith('/') ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache');
+  const cache = process.env.XDG_CACHE_HOME?.startsWith('/') ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache');
   const hash = createHash('sha256').update(realIndexDir).update('\0').update(field).digest('hex').slice(0, 20);
   return join(cache, 'prescore', 'lucene-sidecars', hash);
 }

@@ -12,7 +12,7 @@ const f = Math.fround;
  * interval search only weights it in its loss (1 − λ) and stops after a few rounds on a grid, so
  * some remains; removing it exactly is RaBitQ's unbiased estimator, ⟨x̄, q⟩ / ⟨x̄, x⟩, folded
  * into the stored interval. Measured with `npm run bench:recall-error` (Fashion-MNIST cosine,
- * rotated codes): see README "Recall".
+ * rotated codes): see docs/recall-and-tuning.md.
  *
  * The codes and quantizedComponentSum stay as they are, and the estimator reads the interval as
  * before, so a segment with rescaled intervals has exactly Lucene's bytes and meaning (any reader

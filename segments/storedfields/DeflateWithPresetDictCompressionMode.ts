@@ -3,7 +3,7 @@ import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import { ByteArrayDataInput } from '../store/DataInput.js';
 import type { DataOutput } from '../store/DataOutput.js';
 import type { StoredFieldsCompression, UnitCompressor } from './CompressionMode.js';
-import { CompressedUnit, numBlocks } from './CompressionMode.js';
+import { type CompressedUnit, numBlocks } from './CompressionMode.js';
 
 /**
  * BEST_COMPRESSION's compression (Lucene's DeflateWithPresetDictCompressionMode): a unit of L

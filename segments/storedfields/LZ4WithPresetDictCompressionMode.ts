@@ -3,7 +3,7 @@ import { FastCompressionHashTable, MAX_DISTANCE, compressWithDictionary, decompr
 import { ByteArrayDataInput } from '../store/DataInput.js';
 import { ByteArrayDataOutput, type DataOutput } from '../store/DataOutput.js';
 import type { StoredFieldsCompression, UnitCompressor } from './CompressionMode.js';
-import { CompressedUnit, numBlocks } from './CompressionMode.js';
+import { type CompressedUnit, numBlocks } from './CompressionMode.js';
 
 /**
  * BEST_SPEED's compression (Lucene's LZ4WithPresetDictCompressionMode): a unit of L bytes has a

@@ -168,17 +168,23 @@ export class StoredFieldsWriter {
   writeField(fieldNumber: number, field: StoredValue): void {
     switch (field.type) {
       case 'string':
-        return this.writeString(fieldNumber, field.value);
+        this.writeString(fieldNumber, field.value);
+        return;
       case 'bytes':
-        return this.writeBytes(fieldNumber, field.value);
+        this.writeBytes(fieldNumber, field.value);
+        return;
       case 'int':
-        return this.writeInt(fieldNumber, field.value);
+        this.writeInt(fieldNumber, field.value);
+        return;
       case 'long':
-        return this.writeLong(fieldNumber, field.value);
+        this.writeLong(fieldNumber, field.value);
+        return;
       case 'float':
-        return this.writeFloat(fieldNumber, field.value);
+        this.writeFloat(fieldNumber, field.value);
+        return;
       case 'double':
-        return this.writeDouble(fieldNumber, field.value);
+        this.writeDouble(fieldNumber, field.value);
+        return;
     }
   }
 

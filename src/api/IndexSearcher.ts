@@ -2,6 +2,7 @@ import type { IndexReader } from '../../segments/index/IndexReader.js';
 import { IndexSearcher as QueryIndexSearcher, type IndexSearcherOptions as QueryIndexSearcherOptions } from '../../query/IndexSearcher.js';
 import { Executor } from '../executor/Executor.js';
 
+/** Options of {@link IndexSearcher}: the query module's options, the executor defaulting to the process-wide one. */
 export interface IndexSearcherOptions extends Omit<QueryIndexSearcherOptions, 'executor'> {
   /** Default: the process-wide executor (created on first use). */
   readonly executor?: QueryIndexSearcherOptions['executor'];

@@ -4,6 +4,7 @@ import { Executor } from '../executor/Executor.js';
 import { segmentBuilder } from '../executor/tasks.js';
 import { stderrProgress } from '../progress/stderrProgress.js';
 
+/** What {@link buildIndex} builds: the input, the output directory and the codes, graphs and segments. */
 export interface BuildOptions extends BuilderOptions {
   /** Show progress bars on stderr. Default true. */
   readonly progress?: boolean;

@@ -15,8 +15,9 @@ import type { KnnFilter } from '../../query/KnnFloatVectorQuery.js';
 import type { FilterQuery } from '../../query/filter/FilterQuery.js';
 
 export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
-export type { QueryStats } from '../../query/QueryStats.js';
-export type { QueryProfile } from '../../query/QueryProfile.js';
+export type { QueryStats, FirstPhaseIo } from '../../query/QueryStats.js';
+export type { QueryProfile, ProfiledPhase, ProfiledHop, SegmentProfile, RescoreShareProfile, GcPause } from '../../query/QueryProfile.js';
+export type { FirstPhaseWhere } from '../../query/knn/KnnThread.js';
 export { QueryProfiler } from '../../query/QueryProfiler.js';
 export { monotonicMs } from '../../query/executor/clock.js';
 export { RESCORE_THREADS, type RescoreThread } from '../../query/rescore/RescoreThread.js';
@@ -26,6 +27,7 @@ export { EVENT_LOOP, TURN_BUDGET_MS, type CallerThread } from '../../query/Calle
 export type { KnnFilter } from '../../query/KnnFloatVectorQuery.js';
 export type { SegmentFilter } from '../../segments/index/searchSegment.js';
 
+/** Options of one search through {@link VectorIndex.search}: only `k` is required. */
 export interface SearchOptions {
   /** Hits to return, in [1, 10000]. */
   readonly k: number;
@@ -112,6 +114,7 @@ export interface GetOptions {
   readonly docvalueFields?: readonly (string | DocvalueField)[];
 }
 
+/** One hit of a search: the doc's id, its global doc number and its fp32 score (higher is nearer). */
 export interface SearchHit {
   /** The user-facing document id given at build time (for a Lucene index: the global doc number). */
   readonly id: string;
@@ -124,6 +127,7 @@ export interface SearchHit {
   readonly fields?: Record<string, unknown[]>;
 }
 
+/** What {@link VectorIndex.search} answers: the hits, best first, and the search's own figures. */
 export interface SearchResult {
   readonly hits: readonly SearchHit[];
   /** Number of candidates the inner (first-phase) query matched (Lucene's totalHits). */
@@ -131,6 +135,7 @@ export interface SearchResult {
   readonly stats: QueryStats;
 }
 
+/** One segment of an index, as {@link VectorIndex.describe} reports it. */
 export interface SegmentDescription {
   readonly name: string;
   readonly docBase: number;
@@ -139,6 +144,7 @@ export interface SegmentDescription {
   readonly bytes: { readonly vectors: number; readonly codes: number; readonly graph: number };
 }
 
+/** An open index, as {@link VectorIndex.describe} (and `GET /v1/indexes`) reports it. */
 export interface IndexDescription {
   readonly name: string;
   readonly dir: string;
@@ -184,7 +190,16 @@ export interface IndexMemory {
 export interface VectorIndex {
   readonly name: string;
   readonly dims: number;
+  /**
+   * The `options.k` nearest docs to `vector`: the first phase over every segment, then fp32 rescoring of k x oversample candidates.
+   *
+   * @example
+   * ```ts
+   * const { hits } = await index.search(vector, { k: 10, oversample: 3 });
+   * ```
+   */
   search(vector: Float32Array | readonly number[], options: SearchOptions): Promise<SearchResult>;
+  /** Segments, sizes, memory held and the fraction of fp32 pages resident. */
   describe(): Promise<IndexDescription>;
   /**
    * False once the directory holds a newer commit than the one served (and when the index cannot
@@ -203,12 +218,15 @@ export interface VectorIndex {
   storedFields?(): { document(doc: number, options?: GetOptions): IndexedDoc };
 }
 
+/** The largest `k` a search may ask for. */
 export const MAX_K = 10_000;
+/** The largest `numCandidates` (HNSW beam) a search may ask for. */
 export const MAX_NUM_CANDIDATES = 10_000;
+/** The smallest `oversample`: rescoring exactly the k first-phase hits. */
 export const MIN_OVERSAMPLE = 1;
 /**
  * Up to 100: 1-bit codes on hard data need oversample 20-50 for recall 0.99 (bench:recall;
- * README "Recall"), bounded by MAX_RESCORE_CANDIDATES and the rescoring I/O budget.
+ * docs/recall-and-tuning.md), bounded by MAX_RESCORE_CANDIDATES and the rescoring I/O budget.
  */
 export const MAX_OVERSAMPLE = 100;
 /** At most this many first-phase candidates (k x oversample) are rescored per query. */

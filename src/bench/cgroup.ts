@@ -33,7 +33,7 @@ export function memoryCgroupSupport(): CgroupSupport {
 function ownMemoryCgroup(): string {
   for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
     const [, controllers, path] = line.split(':');
-    if (controllers !== undefined && controllers.split(',').includes('memory')) return path ?? '/';
+    if (controllers?.split(',').includes('memory')) return path ?? '/';
   }
   return '/';
 }

@@ -114,7 +114,7 @@ function matrix(set: RecallSet): Config[] {
     return [{ bits: 1, rotate: false, centroid: 'lucene', hnsw: true }, { bits: 1, rotate: true, centroid: cosine ? 'mean' : 'lucene', hnsw: true }];
   }
   if (values.matrix === 'hnsw') {
-    // Where the graph loses against the exhaustive scan at equal candidates (README "Recall").
+    // Where the graph loses against the exhaustive scan at equal candidates (docs/recall-and-tuning.md).
     const c = cosine ? 'mean' : 'lucene';
     out.push({ bits: 1, rotate: true, centroid: c, hnsw: true });
     for (const efFactor of [1, 2]) out.push({ bits: 1, rotate: true, centroid: c, hnsw: true, hnswOnly: true, efFactor });

@@ -198,7 +198,9 @@ export function miniLm(k: number, cacheDir: string): Promise<RecallSet> {
     else base.push(i);
   }
   const data = new Float32Array(base.length * dims);
-  base.forEach((row, j) => data.set(all.subarray(row * dims, (row + 1) * dims), j * dims));
+  base.forEach((row, j) => {
+    data.set(all.subarray(row * dims, (row + 1) * dims), j * dims);
+  });
   mkdirSync(cacheDir, { recursive: true });
   return inMemorySet('minilm', VectorSimilarityFunction.COSINE, data, queries, dims, k, cacheDir);
 }

@@ -332,7 +332,7 @@ async function singleStream(url: string, vectors: readonly Float32Array[], truth
   const firstPhase: number[] = [];
   let recall = 0;
   for (let i = 0; i < vectors.length; i++) {
-    const body = JSON.stringify({ vector: Array.from(vectors[i]), k, ...(NUM_CANDIDATES === undefined ? {} : { num_candidates: Math.max(k, NUM_CANDIDATES) }), oversample });
+    const body = JSON.stringify({ vector: Array.from(vectors[i]), k, ...(NUM_CANDIDATES === undefined ? {} : { num_candidates: Math.max(k, NUM_CANDIDATES) }), oversample, stats: true });
     const t0 = performance.now();
     const res = await fetch(`${url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const json = (await res.json()) as { hits: { id: string }[]; stats: { timings: { first_phase_ms: number } } };

@@ -44,6 +44,7 @@ export class Executor implements TaskExecutor {
     return Executor.shared !== undefined;
   }
 
+  /** Runs a task on a worker (in search order: see OrderedTaskQueue). */
   run<A, R>(task: Task<A, R>, args: A, options: RunOptions = {}): Promise<R> {
     return this.pool.run(task, args, options);
   }

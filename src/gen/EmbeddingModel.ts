@@ -122,7 +122,7 @@ export class EmbeddingModel {
     this.basisT = basisT;
 
     const spectrum = new Float64Array(L);
-    for (let j = 0; j < L; j++) spectrum[j] = Math.pow(1 + j, -SPECTRUM_ALPHA);
+    for (let j = 0; j < L; j++) spectrum[j] = (1 + j) ** -SPECTRUM_ALPHA;
 
     // Two-level clusters with log-normal weights at both levels.
     const centres = new Float64Array(CLUSTERS * L);
@@ -153,7 +153,7 @@ export class EmbeddingModel {
         order[j] = order[r];
         order[r] = t;
       }
-      for (let rank = 0; rank < L; rank++) scales[c * L + order[rank]] *= LOCAL_GAIN * Math.pow(1 + rank, -LOCAL_ALPHA);
+      for (let rank = 0; rank < L; rank++) scales[c * L + order[rank]] *= LOCAL_GAIN * (1 + rank) ** -LOCAL_ALPHA;
     }
     const cumulative = new Float64Array(CLUSTERS);
     let total = 0;

@@ -82,7 +82,9 @@ function compileInto(dsl: unknown, path: string, out: CompiledFilter): void {
       if (field !== 'cluster' || !Array.isArray(values)) fail(`${at}: only {"cluster": [ids...]} is supported`);
       out.tagMask = 0;
       out.uBelow.fill(-Infinity);
-      (values as unknown[]).forEach((v, i) => (out.uBelow[clusterId(v, `${at}.cluster[${i}]`)] = Infinity));
+      (values as unknown[]).forEach((v, i) => {
+        out.uBelow[clusterId(v, `${at}.cluster[${i}]`)] = Infinity;
+      });
       return;
     }
     case 'bool': {

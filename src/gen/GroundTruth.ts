@@ -44,7 +44,7 @@ export class TopK {
 
   /** Offers (score, id) to query q. NaN counts as -Infinity. */
   offer(q: number, score: number, id: number): void {
-    if (score !== score) score = -Infinity;
+    if (Number.isNaN(score)) score = -Infinity;
     if (score < this.thresholds[q]) return;
     const k = this.k;
     const base = q * k;
@@ -238,14 +238,14 @@ export function scoreDocs(
         for (let a = 0; a < 4; a++) {
           for (let b = 0; b < 2; b++) {
             const key = toKey(mode, dots[a * 2 + b], qn2[q + a], dn2[r + b]);
-            if (key >= thresholds[q + a] || key !== key) top.offer(q + a, key, firstId + r + b);
+            if (key >= thresholds[q + a] || Number.isNaN(key)) top.offer(q + a, key, firstId + r + b);
           }
         }
       }
       for (; q < q1; q++) {
         for (let b = 0; b < 2; b++) {
           const key = toKey(mode, dot1(qv, q * D, docs, d0 + b * docStride, D), qn2[q], dn2[r + b]);
-          if (key >= thresholds[q] || key !== key) top.offer(q, key, firstId + r + b);
+          if (key >= thresholds[q] || Number.isNaN(key)) top.offer(q, key, firstId + r + b);
         }
       }
     }
@@ -253,7 +253,7 @@ export function scoreDocs(
       const d0 = docOffset + r * docStride;
       for (let q = q0; q < q1; q++) {
         const key = toKey(mode, dot1(qv, q * D, docs, d0, D), qn2[q], dn2[r]);
-        if (key >= thresholds[q] || key !== key) top.offer(q, key, firstId + r);
+        if (key >= thresholds[q] || Number.isNaN(key)) top.offer(q, key, firstId + r);
       }
     }
   }

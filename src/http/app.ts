@@ -24,8 +24,11 @@ import { resolveServerOptions, type ServerOptions } from './options.js';
 import { ServerRuntime } from './ServerRuntime.js';
 import { IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.js';
 import { SearchValidator, type IndexShape, type SearchRequest } from './validation.js';
+import { openApiDocument } from './openapi.js';
+import { DOCS_ASSETS, docsAsset, docsPage, type DocsAsset } from './docsPage.js';
 
 type Env = { Variables: { route: string; ticket: Ticket }; Bindings: Partial<HttpBindings> };
+/** The hono app {@link createApp} builds (its `fetch` serves requests; `request` is handy in tests). */
 export type PrescoreApp = Hono<Env>;
 
 interface Completed {
@@ -89,8 +92,8 @@ export function createApp(
       hits: result.hits.map((h) => ({ id: h.id, doc: h.doc, score: finiteScore(h.score, h.id) })),
       total_hits: result.totalHits,
       took_ms: round3(tookMs),
-      queue_ms: round3(queueMs),
-      stats: statsJson(result),
+      // The search's own figures only when asked for (`stats` or `profile`), as Elasticsearch returns `profile`.
+      ...(parsed.value.stats ? { queue_ms: round3(queueMs), stats: statsJson(result) } : {}),
     });
   });
 
@@ -158,6 +161,33 @@ export function createApp(
     await memoryKnown;
     return c.body(rt.metrics.render(), 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
   });
+
+  // The OpenAPI document of this server (its index's name, dims and field), built once.
+  let openApi: Promise<string> | undefined;
+  app.get('/openapi.json', async (c) => {
+    c.set('route', '/openapi.json');
+    openApi ??= validator().then(
+      (v) => JSON.stringify(openApiDocument({ name, shape: v.shape, limits: v.limits })),
+      (e: unknown) => {
+        openApi = undefined;
+        throw e;
+      },
+    );
+    return c.body(await openApi, 200, { 'Content-Type': 'application/json' });
+  });
+
+  app.get('/docs', (c) => {
+    c.set('route', '/docs');
+    return c.html(docsPage(`prescore: ${name}`));
+  });
+
+  for (const path of Object.keys(DOCS_ASSETS) as DocsAsset[]) {
+    app.get(path, (c) => {
+      c.set('route', '/docs');
+      const { body, type } = docsAsset(path);
+      return c.body(new Uint8Array(body), 200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400' });
+    });
+  }
 
   // A known path with another method is 405 naming the allowed ones (RFC 9110 15.5.6), not 404.
   for (const [path, route, allow] of ROUTES) {
@@ -277,13 +307,15 @@ const NATIVE_VECTOR: VectorPath = ['vector'];
 const ES_VECTOR: VectorPath = ['knn', 'query_vector'];
 
 /** Every route: its path pattern, its name in metrics and errors, and the methods it answers (HEAD with GET). */
-const ROUTES: readonly (readonly [string, string, readonly string[]])[] = [
+export const ROUTES: readonly (readonly [string, string, readonly string[]])[] = [
   ['/v1/search', '/v1/search', ['POST']],
   ['/v1/indexes', '/v1/indexes', ['GET', 'HEAD']],
   ['/health', '/health', ['GET', 'HEAD']],
   ['/metrics', '/metrics', ['GET', 'HEAD']],
   ['/:index/_search', '/:index/_search', ['POST']],
   ['/:index/_refresh', '/:index/_refresh', ['POST']],
+  ['/openapi.json', '/openapi.json', ['GET', 'HEAD']],
+  ['/docs', '/docs', ['GET', 'HEAD']],
 ];
 
 /** An index the server can reopen at a new commit (ReopeningIndex). */

@@ -10,22 +10,26 @@ export interface ValidationIssue {
   readonly reason: string;
 }
 
-export type ErrorType =
-  | 'validation_error'
-  | 'parse_error'
-  | 'request_entity_too_large'
-  | 'unsupported_media_type'
-  | 'index_not_found_exception'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'illegal_argument_exception'
-  | 'refresh_failed'
-  | 'es_rejected_execution_exception'
-  | 'search_timeout'
-  | 'client_closed_request'
-  | 'shutting_down'
-  | 'search_error'
-  | 'internal_error';
+/** Every `error.type` the server answers with (the OpenAPI document lists them). */
+export const ERROR_TYPES = [
+  'validation_error',
+  'parse_error',
+  'request_entity_too_large',
+  'unsupported_media_type',
+  'index_not_found_exception',
+  'not_found',
+  'method_not_allowed',
+  'illegal_argument_exception',
+  'refresh_failed',
+  'es_rejected_execution_exception',
+  'search_timeout',
+  'client_closed_request',
+  'shutting_down',
+  'search_error',
+  'internal_error',
+] as const;
+
+export type ErrorType = (typeof ERROR_TYPES)[number];
 
 export class HttpError extends Error {
   constructor(

@@ -13,6 +13,7 @@ export interface CloseOptions {
   readonly force?: boolean;
 }
 
+/** A listening server: its address, its app and how to stop it. */
 export interface RunningServer {
   /** `http://host:port`, with the actual port. */
   readonly url: string;
@@ -38,6 +39,18 @@ export interface StartServerDeps {
 /** Once the drain deadline passes and searches are aborted, how long their 503s may take to go out. */
 const ABORT_GRACE_MS = 2_000;
 
+/**
+ * Serves `index` over HTTP (the routes of {@link createApp}) and resolves once listening.
+ *
+ * @example
+ * ```ts
+ * const index = await openIndex('data/demo/index');
+ * const server = await startServer(index, { port: 0 });
+ * console.log(server.url);
+ * await server.close();
+ * await index.close(); // close() leaves the index open
+ * ```
+ */
 export async function startServer(
   index: VectorIndex,
   options: Partial<ServerOptions> = {},

@@ -28,8 +28,10 @@ export interface SearchRequest {
   readonly oversample: number | undefined;
   readonly readPath: ReadPath | undefined;
   readonly timeoutMs: number | undefined;
-  /** Return a per-phase profile in `stats.profile` (Elasticsearch's `profile: true`). */
+  /** Return a per-phase profile in `stats.profile` (Elasticsearch's `profile: true`); implies `stats`. */
   readonly profile: boolean;
+  /** Return the search's `stats` (and `queue_ms`) with its hits (native route only; off by default, as Elasticsearch's `profile`). */
+  readonly stats: boolean;
 }
 
 export interface EsSearchRequest extends SearchRequest {
@@ -62,6 +64,7 @@ const numberIn = (min: number, max: number) => {
 };
 
 const profileSchema = z.boolean({ error: 'must be a boolean' });
+const statsSchema = z.boolean({ error: 'must be a boolean' });
 
 const readPathSchema = z.enum(READ_PATHS, { error: `must be one of ${READ_PATHS.map((p) => `"${p}"`).join(', ')}` });
 
@@ -80,7 +83,15 @@ export type VectorByteOrder = 'little-endian' | 'big-endian';
  * and a bounded number of issues.
  */
 function vectorSchema(shape: IndexShape, order: VectorByteOrder) {
-  return z.unknown().transform((value, ctx) => {
+  // What the OpenAPI document shows for this field (the transform itself has no JSON Schema).
+  const described = {
+    description: `The query vector: ${shape.dims} finite float32 numbers, or a base64 string of their ${order} float32 bytes.`,
+    oneOf: [
+      { type: 'array', items: { type: 'number' }, minItems: shape.dims, maxItems: shape.dims },
+      { type: 'string', contentEncoding: 'base64', description: `${shape.dims * 4} bytes: ${shape.dims} ${order} float32 values` },
+    ],
+  };
+  return z.unknown().meta(described).transform((value, ctx) => {
     if (typeof value === 'string') return base64Vector(value, shape, order, ctx);
     if (value instanceof Float32Array) {
       if (value.length !== shape.dims) {
@@ -161,19 +172,25 @@ function base64Vector(text: string, shape: IndexShape, order: VectorByteOrder, c
 export function nativeSchema(shape: IndexShape, limits: Limits) {
   return z.strictObject({
     vector: vectorSchema(shape, 'little-endian'),
-    k: intIn(1, MAX_K),
-    num_candidates: intIn(1, MAX_NUM_CANDIDATES).optional(),
-    oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE).optional(),
-    read_path: readPathSchema.optional(),
-    timeout_ms: intIn(1, limits.maxTimeoutMs).optional(),
-    profile: profileSchema.optional(),
+    k: intIn(1, MAX_K).meta({ description: 'Hits to return.' }),
+    num_candidates: intIn(1, MAX_NUM_CANDIDATES)
+      .meta({ description: "The first phase's HNSW beam per segment, at least k (default max(200, 4 x k x oversample))." })
+      .optional(),
+    oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE)
+      .meta({ description: `k x oversample first-phase candidates are rescored from fp32 (default 5; k x oversample at most ${MAX_RESCORE_CANDIDATES}).` })
+      .optional(),
+    read_path: readPathSchema.meta({ description: "How the fp32 vectors are read (default: the server's --read-path)." }).optional(),
+    timeout_ms: intIn(1, limits.maxTimeoutMs).meta({ description: "The search's deadline, queueing included; 504 beyond (default: the server's --timeout-ms)." }).optional(),
+    stats: statsSchema.meta({ description: 'Return the search\'s `stats` and `queue_ms` with its hits (default false).' }).optional(),
+    profile: profileSchema.meta({ description: 'Return where the time went in `stats.profile` (implies stats; default false).' }).optional(),
   });
 }
 
 /** ES time value (`"500ms"`, `"2s"`, `"1m"`) in milliseconds. */
 function esTimeValue(limits: Limits) {
   const units: Record<string, number> = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1000, m: 60_000 };
-  return z.unknown().transform((value, ctx) => {
+  const described = { type: 'string', pattern: '^\\d+(nanos|micros|ms|s|m)$', description: `Elasticsearch's time value, between 1ms and ${limits.maxTimeoutMs}ms`, examples: ['500ms'] };
+  return z.unknown().meta(described).transform((value, ctx) => {
     const m = typeof value === 'string' ? /^(\d+)(nanos|micros|ms|s|m)$/.exec(value.trim()) : null;
     const ms = m ? Math.ceil(Number(m[1]) * units[m[2]!]!) : NaN;
     if (!(ms >= 1 && ms <= limits.maxTimeoutMs)) {
@@ -188,23 +205,26 @@ export function esSchema(shape: IndexShape, limits: Limits) {
   return z.strictObject({
     knn: z.strictObject(
       {
-        field: z.string({ error: 'must be a string naming the vector field' }),
+        field: z.string({ error: 'must be a string naming the vector field' }).meta({ description: `The vector field (this index serves \`${shape.field}\`).` }),
         query_vector: vectorSchema(shape, 'big-endian'),
-        k: intIn(1, MAX_K).optional(),
-        num_candidates: intIn(1, MAX_NUM_CANDIDATES).optional(),
+        k: intIn(1, MAX_K).meta({ description: 'Nearest neighbours to find (default: size).' }).optional(),
+        num_candidates: intIn(1, MAX_NUM_CANDIDATES).meta({ description: "The HNSW beam per segment, at least k (default Elasticsearch's min(1.5 x k, 10000))." }).optional(),
         rescore_vector: z
-          .strictObject({ oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE) }, { error: 'must be an object like {"oversample": 3}' })
+          .strictObject(
+            { oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE).meta({ description: 'k x oversample candidates are rescored from fp32 (default 5).' }) },
+            { error: 'must be an object like {"oversample": 3}' },
+          )
           .optional(),
       },
       { error: (iss) => (iss.input === undefined ? 'is required' : 'must be an object (one knn search; arrays of knn are not supported)') },
     ),
-    size: intIn(0, MAX_K).optional(),
+    size: intIn(0, MAX_K).meta({ description: 'Hits to return (default 10).' }).optional(),
     // prescore stores vectors and ids, no documents: asking for _source must not silently get nothing.
     _source: z
       .literal(false, { error: 'is not supported: prescore stores no _source (hits carry _id and _score); omit it or set it to false' })
       .optional(),
     timeout: esTimeValue(limits).optional(),
-    profile: profileSchema.optional(),
+    profile: profileSchema.meta({ description: 'Return where the time went in `profile` (default false).' }).optional(),
   });
 }
 
@@ -247,6 +267,7 @@ function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, body: unknow
       readPath: b.read_path,
       timeoutMs: b.timeout_ms,
       profile: b.profile === true,
+      stats: b.stats === true || b.profile === true,
     },
   };
 }
@@ -284,13 +305,14 @@ function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, b
       readPath: undefined,
       timeoutMs: b.timeout,
       profile: b.profile === true,
+      stats: false,
       size,
     },
   };
 }
 
 const NATIVE_FIELDS: Record<string, readonly string[]> = {
-  '': ['vector', 'k', 'num_candidates', 'oversample', 'read_path', 'timeout_ms', 'profile'],
+  '': ['vector', 'k', 'num_candidates', 'oversample', 'read_path', 'timeout_ms', 'stats', 'profile'],
 };
 const ES_FIELDS: Record<string, readonly string[]> = {
   '': ['knn', 'size', '_source', 'timeout', 'profile'],

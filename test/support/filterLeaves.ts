@@ -131,7 +131,7 @@ export function toLeaf(segment: PlainSegment, fields: readonly FieldSpec[], r: (
     columns.set(f.name, f.type === 'keyword' ? keywordColumn(perDoc as string[][], multi) : numericColumn(perDoc as (number | bigint)[][], multi, r));
   }
   const ids = new Map<string, number>();
-  segment.docs.forEach((d, i) => ids.set(d.id, i));
+  for (const [i, d] of segment.docs.entries()) ids.set(d.id, i);
   return {
     key: segment.key,
     maxDoc,
@@ -160,7 +160,7 @@ function keywordColumn(perDoc: string[][], multi: boolean): KeywordColumn {
     // SORTED_SET: a doc's distinct ords, sorted.
     const lists = perDoc.map((v) => [...new Set(v.map(ord))].sort((a, b) => a - b));
     offsets = new Int32Array(perDoc.length + 1);
-    lists.forEach((l, i) => (offsets![i + 1] = offsets![i] + l.length));
+    for (const [i, l] of lists.entries()) offsets![i + 1] = offsets![i] + l.length;
     ords = Int32Array.from(lists.flat());
   } else {
     ords = Int32Array.from(perDoc.map((v) => (v.length === 0 ? -1 : ord(v[0]))));
@@ -180,7 +180,7 @@ function numericColumn(perDoc: (number | bigint)[][], multi: boolean, r: () => n
   if (multi) {
     const lists = perDoc.map(sortedDoc);
     offsets = new Int32Array(perDoc.length + 1);
-    lists.forEach((l, i) => (offsets![i + 1] = offsets![i] + l.length));
+    for (const [i, l] of lists.entries()) offsets![i + 1] = offsets![i] + l.length;
     flat = lists.flat();
   } else {
     // A doc without a value holds garbage (here: some other doc's value, often one a filter matches).

@@ -1,0 +1,340 @@
+/**
+ * The OpenAPI 3.1 document of one server, generated from the zod schemas that validate its
+ * requests (validation.ts, through zod-openapi) and from the response schemas below, which the
+ * tests hold the server's answers to. It is built for the served index: its name, its dims (the
+ * vector's length) and its vector field are in the document, and so its examples are requests
+ * this server accepts as they are.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponseObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import { KNN_THREADS, MAX_K, READ_PATHS } from '../api/types.js';
+import { packageRoot } from '../executor/packageRoot.js';
+import { ERROR_TYPES } from './errors.js';
+import { esSchema, nativeSchema, type IndexShape, type Limits } from './validation.js';
+
+/** What the document describes: the served index and the request limits. */
+export interface OpenApiSettings {
+  /** The index name `/{index}/_search` answers to. */
+  readonly name: string;
+  readonly shape: IndexShape;
+  readonly limits: Limits;
+}
+
+/** The error body every route answers with (Elasticsearch's shape). */
+export const errorResponseSchema = z
+  .object({
+    error: z.looseObject({
+      type: z.enum(ERROR_TYPES).meta({ description: 'What went wrong, as Elasticsearch names it where it has a name.' }),
+      reason: z.string().meta({ description: 'A sentence naming the field, value or limit at fault.' }),
+      path: z.string().optional().meta({ description: 'validation_error: the first field at fault, e.g. `knn.query_vector[3]` (`""`: the body).' }),
+      issues: z
+        .array(z.object({ path: z.string(), reason: z.string() }))
+        .optional()
+        .meta({ description: 'validation_error: every field at fault (at most 21 listed).' }),
+    }),
+    status: z.int().meta({ description: 'The HTTP status, repeated.' }),
+  })
+  .meta({ description: 'An error, in the shape Elasticsearch answers with.' });
+
+const timings = z.object({ first_phase_ms: z.number(), rescore_ms: z.number(), total_ms: z.number() });
+
+/** The per-search profile (`profile: true`), times in milliseconds from the request's arrival. */
+export const profileSchema = z.object({
+  entry: z.string(),
+  phases: z.array(z.object({ name: z.string(), start_ms: z.number(), duration_ms: z.number() })),
+  hops: z.array(z.object({ task: z.string(), thread_id: z.int(), start_ms: z.number(), queue_ms: z.number(), run_ms: z.number(), return_ms: z.number() })),
+  segments: z.array(z.object({ segment: z.int(), thread_id: z.int(), quantize_ms: z.number(), search_ms: z.number(), visited: z.int(), strategy: z.enum(['hnsw', 'exhaustive']) })),
+  rescore: z.array(
+    z.object({
+      on: z.enum(['executor', 'caller']),
+      thread_id: z.int(),
+      entries: z.int(),
+      run_ms: z.number(),
+      pages_prefetched: z.int(),
+      pages_resident: z.int(),
+      syscalls: z.int(),
+    }),
+  ),
+  gc: z.array(z.object({ kind: z.string(), start_ms: z.number(), duration_ms: z.number() })),
+});
+
+/** A search's own figures (`stats: true`): the engine's QueryStats in snake_case. */
+export const statsSchema = z.object({
+  read_path: z.enum(READ_PATHS),
+  candidates: z.int().meta({ description: 'First-phase candidates handed to rescoring (k x oversample, or fewer).' }),
+  visited: z.int().meta({ description: 'Docs the first phase scored, over all segments.' }),
+  exhaustive_segments: z.int().meta({ description: 'Segments scanned flat instead of searched by their graph.' }),
+  pages_prefetched: z.int(),
+  pages_resident: z.int(),
+  pages_read_ahead: z.int(),
+  syscalls: z.int(),
+  reads_before_prefetch: z.int(),
+  deferred: z.boolean(),
+  max_prefetch_distance: z.int(),
+  timings,
+  rescored_on: z.enum(['executor', 'caller', 'none']),
+  searched_on: z.enum([...KNN_THREADS.filter((t) => t !== 'adaptive'), 'none']),
+  slices_taken_back: z.int(),
+  profile: profileSchema.optional(),
+});
+
+export const nativeSearchResponseSchema = z.object({
+  hits: z.array(
+    z.object({
+      id: z.string().meta({ description: "The doc's id (its row in the build input, or the JSONL `id`)." }),
+      doc: z.int().meta({ description: 'The global doc number.' }),
+      score: z.number().meta({ description: 'The fp32 similarity, higher is nearer.' }),
+    }),
+  ),
+  total_hits: z.int(),
+  took_ms: z.number().meta({ description: 'Milliseconds from the end of validation to the answer, queueing included.' }),
+  queue_ms: z.number().optional().meta({ description: 'With `stats`: milliseconds spent waiting for a search slot.' }),
+  stats: statsSchema.optional().meta({ description: 'With `stats: true` or `profile: true` only.' }),
+});
+
+const shards = z.object({ total: z.int(), successful: z.int(), skipped: z.int(), failed: z.int() });
+
+export const esSearchResponseSchema = z.object({
+  profile: profileSchema.optional().meta({ description: 'With `profile: true` only.' }),
+  took: z.int(),
+  timed_out: z.boolean(),
+  _shards: shards,
+  hits: z.object({
+    total: z.object({ value: z.int(), relation: z.literal('eq') }),
+    max_score: z.number().nullable(),
+    hits: z.array(z.object({ _index: z.string(), _id: z.string(), _score: z.number() })),
+  }),
+});
+
+export const refreshResponseSchema = z.object({
+  _shards: shards.omit({ skipped: true }),
+  refreshed: z.boolean().meta({ description: 'Whether a newer commit was opened.' }),
+  docs: z.int(),
+});
+
+export const healthResponseSchema = z.object({
+  status: z.enum(['ok', 'draining']),
+  index: z.string(),
+  dims: z.int(),
+  inflight: z.int(),
+  queued: z.int(),
+  max_inflight: z.int(),
+  max_queue: z.int(),
+});
+
+export const indexesResponseSchema = z.object({
+  indexes: z.array(
+    z.looseObject({
+      name: z.string(),
+      dir: z.string(),
+      field: z.string(),
+      similarity: z.string(),
+      dims: z.int(),
+      docs: z.int(),
+      segments: z.array(z.looseObject({ name: z.string(), docBase: z.int(), docs: z.int(), hasGraph: z.boolean() })),
+      bytes: z.object({ vectors: z.int(), codes: z.int(), graph: z.int(), total: z.int() }),
+      residentFraction: z.number().meta({ description: 'Fraction of the fp32 pages in the page cache.' }),
+      defaultReadPath: z.enum(READ_PATHS),
+      memory: z.looseObject({ state: z.enum(['held', 'planned']), codes: z.int(), graphs: z.int(), total: z.int() }),
+    }),
+  ),
+});
+
+/** Which error statuses each kind of route answers with, and why. */
+const ERROR_STATUS: Record<string, string> = {
+  '400': 'validation_error (naming the field path), parse_error (no body, not JSON) or illegal_argument_exception',
+  '404': 'index_not_found_exception: the path names another index',
+  '405': 'method_not_allowed: this path with another method (the `Allow` header lists the right ones)',
+  '408': "the client did not send its headers within --header-timeout-ms or its request within --request-timeout-ms (Node's answer, no body; the connection is closed)",
+  '409': 'illegal_argument_exception: the new commit has other dims, field or similarity',
+  '413': 'request_entity_too_large: the body is over --max-body-bytes',
+  '415': 'unsupported_media_type: the Content-Type is not application/json',
+  '429': 'es_rejected_execution_exception: max_inflight + max_queue searches are held; retry after `Retry-After` seconds',
+  '500': 'search_error, refresh_failed or internal_error',
+  '503': 'shutting_down: the server is draining or has stopped; retry on another instance',
+  '504': 'search_timeout: the deadline (timeout_ms / timeout, or --timeout-ms) passed; the search was cancelled',
+};
+
+/** Headers some errors carry. */
+const ERROR_HEADERS: Record<string, z.ZodObject> = {
+  '405': z.object({ Allow: z.string().meta({ description: 'The methods this path answers, e.g. `POST`.' }) }),
+  '429': z.object({ 'Retry-After': z.string().meta({ description: 'Seconds to wait before retrying.' }) }),
+  '503': z.object({ 'Retry-After': z.string().meta({ description: 'Seconds to wait before retrying.' }) }),
+};
+
+function errors(...statuses: `${4 | 5}${string}`[]): ZodOpenApiResponsesObject {
+  const out: Record<`${4 | 5}${string}`, ZodOpenApiResponseObject> = {};
+  for (const s of statuses) {
+    const headers = ERROR_HEADERS[s];
+    out[s] =
+      s === '408'
+        ? { description: ERROR_STATUS[s]! }
+        : { description: ERROR_STATUS[s]!, content: { 'application/json': { schema: errorResponseSchema } }, ...(headers ? { headers } : {}) };
+  }
+  return out;
+}
+
+const SEARCH_ERRORS = ['400', '405', '408', '413', '415', '429', '500', '503', '504'] as const;
+
+/** Deterministic example vectors of the index's dims (what the README's examples send). */
+function exampleVector(dims: number, f: (i: number) => number): number[] {
+  return Array.from({ length: dims }, (_, i) => Math.round(f(i) * 1e4) / 1e4);
+}
+
+function base64Vector(vector: readonly number[], littleEndian: boolean): string {
+  const view = new DataView(new ArrayBuffer(4 * vector.length));
+  vector.forEach((x, i) => {
+    view.setFloat32(4 * i, x, littleEndian);
+  });
+  return Buffer.from(view.buffer).toString('base64');
+}
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** The request examples of the two search routes (each one a body this server accepts). */
+export function searchExamples(settings: OpenApiSettings): {
+  native: Record<string, { summary: string; value: Record<string, unknown> }>;
+  es: Record<string, { summary: string; value: Record<string, unknown> }>;
+} {
+  const { dims, field } = settings.shape;
+  const sin = exampleVector(dims, Math.sin);
+  const cos = exampleVector(dims, Math.cos);
+  return {
+    native: {
+      minimal: { summary: 'The 5 nearest, with the defaults', value: { vector: sin, k: 5 } },
+      tuned: {
+        summary: 'Every parameter',
+        value: { vector: sin, k: 10, num_candidates: 200, oversample: 3, read_path: 'mmap+parallel', timeout_ms: 500, stats: true, profile: false },
+      },
+      base64: { summary: 'The vector as base64 little-endian float32', value: { vector: base64Vector(sin, true), k: 5, stats: true } },
+    },
+    es: {
+      knn: {
+        summary: "Elasticsearch's knn search with rescoring",
+        value: { knn: { field, query_vector: cos, k: 5, num_candidates: 100, rescore_vector: { oversample: 3 } } },
+      },
+      size: { summary: 'size, timeout and _source: false', value: { knn: { field, query_vector: cos, k: 20 }, size: 5, timeout: '2s', _source: false } },
+      base64: { summary: 'The vector as base64 big-endian float32 (as dense_vector)', value: { knn: { field, query_vector: base64Vector(cos, false), k: 5 } } },
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document of a server over one index. */
+export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof createDocument> {
+  const { name, shape, limits } = settings;
+  const examples = searchExamples(settings);
+  const indexParam = z.object({
+    index: z.string().meta({ description: `The index name (this server serves \`${name}\`).`, example: name }),
+  });
+  const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+  const nativeSearch: ZodOpenApiOperationObject = {
+    operationId: 'search',
+    summary: 'Search (native request shape)',
+    description:
+      'The k nearest docs to `vector`: a 1-bit first phase over every segment, then fp32 rescoring of k x oversample candidates. ' +
+      "The answer carries the hits and `took_ms`; `stats: true` adds the search's own figures.",
+    tags: ['search'],
+    requestBody: { required: true, content: { 'application/json': { schema: nativeSchema(shape, limits), examples: examples.native } } },
+    responses: { '200': { description: 'The hits, best first', content: json(nativeSearchResponseSchema) }, ...errors(...SEARCH_ERRORS) },
+  };
+  const esSearch: ZodOpenApiOperationObject = {
+    operationId: 'esSearch',
+    summary: "Search (Elasticsearch's knn body)",
+    description: `Elasticsearch's \`_search\` with one \`knn\` clause, answered in Elasticsearch's shape. \`size\` defaults to 10, \`k\` to \`size\` (at most ${MAX_K}).`,
+    tags: ['search'],
+    requestParams: { path: indexParam },
+    requestBody: { required: true, content: { 'application/json': { schema: esSchema(shape, limits), examples: examples.es } } },
+    responses: { '200': { description: 'The hits, best first', content: json(esSearchResponseSchema) }, ...errors(...SEARCH_ERRORS, '404') },
+  };
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'prescore',
+      version: packageVersion(),
+      description:
+        `A Lucene-compatible vector search service. This server serves the index \`${name}\` (${shape.dims} dims, field \`${shape.field}\`). ` +
+        'Every error has the body `{"error": {"type", "reason", ...}, "status"}`.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    tags: [
+      { name: 'search', description: 'kNN searches' },
+      { name: 'index', description: 'The served index' },
+      { name: 'server', description: 'Health, metrics and this document' },
+    ],
+    paths: {
+      '/v1/search': { post: nativeSearch },
+      '/{index}/_search': { post: esSearch },
+      '/{index}/_refresh': {
+        post: {
+          operationId: 'refresh',
+          summary: 'Reopen the index at its newest commit',
+          description: "As Elasticsearch's refresh: searches already running finish on the old reader. SIGHUP does the same.",
+          tags: ['index'],
+          requestParams: { path: indexParam },
+          responses: { '200': { description: 'Refreshed (or already current)', content: json(refreshResponseSchema) }, ...errors('400', '404', '405', '409', '500') },
+        },
+      },
+      '/v1/indexes': {
+        get: {
+          operationId: 'indexes',
+          summary: 'Describe the served index',
+          description: 'Segments, docs, dims, similarity, bytes on disk and in memory, and the fraction of fp32 pages resident.',
+          tags: ['index'],
+          responses: { '200': { description: 'The served index', content: json(indexesResponseSchema) }, ...errors('405') },
+        },
+      },
+      '/health': {
+        get: {
+          operationId: 'health',
+          summary: 'Liveness and admission state',
+          tags: ['server'],
+          responses: {
+            '200': { description: 'Serving', content: json(healthResponseSchema) },
+            '503': { description: 'Draining (shutting down): the same body with status "draining"', content: json(healthResponseSchema) },
+            ...errors('405'),
+          },
+        },
+      },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          summary: 'Prometheus metrics',
+          tags: ['server'],
+          responses: {
+            '200': { description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: z.string() } } },
+            ...errors('405'),
+          },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'openapi',
+          summary: 'This document',
+          tags: ['server'],
+          responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: z.looseObject({ openapi: z.string() }) } } }, ...errors('405') },
+        },
+      },
+      '/docs': {
+        get: {
+          operationId: 'docs',
+          summary: 'A browsable reference of this document',
+          tags: ['server'],
+          responses: { '200': { description: 'An HTML page (Swagger UI, served from this server)', content: { 'text/html': { schema: z.string() } } }, ...errors('405') },
+        },
+      },
+    },
+    components: {
+      schemas: {
+        NativeSearchResponse: nativeSearchResponseSchema,
+        EsSearchResponse: esSearchResponseSchema,
+        SearchStats: statsSchema,
+        SearchProfile: profileSchema,
+        Error: errorResponseSchema,
+      },
+    },
+  });
+}
