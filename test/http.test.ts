@@ -151,13 +151,13 @@ describe('ES route errors', () => {
     const q = h.fake.randomQuery(1);
     const cases: [unknown, string, RegExp][] = [
       [{ knn: { field: 'title_vector', query_vector: q, k: 1 } }, 'knn.field', /title_vector.*embedding/],
-      [{ knn: { field: 'embedding', query_vector: q, k: 1 }, query: { match_all: {} } }, 'query', /unknown field/],
-      [{ knn: { field: 'embedding', query_vector: q, k: 1, filter: { term: { a: 1 } } } }, 'knn.filter', /unknown field/],
+      [{ knn: { field: 'embedding', query_vector: q, k: 1 }, query: { match_all: {} } }, 'query', /would combine scores, which is not supported/],
+      [{ knn: { field: 'embedding', query_vector: q, k: 1, filter: { term: { a: 1 } } } }, 'knn.filter', /this index has no mapping/],
       [{ knn: { field: 'embedding', query_vector: q, k: 1, rescore_vector: { oversample: 2, x: 1 } } }, 'knn.rescore_vector.x', /unknown field/],
       [{ knn: [{ field: 'embedding', query_vector: q, k: 1 }] }, 'knn', /must be an object/],
       [{ size: 3 }, 'knn', /is required/],
       [{ knn: { query_vector: q, k: 1 } }, 'knn.field', /is required/],
-      [{ knn: { field: 'embedding', query_vector: q, k: 1 }, _source: 'yes' }, '_source', /not supported: prescore stores no _source/],
+      [{ knn: { field: 'embedding', query_vector: q, k: 1 }, _source: 5 }, '_source', /must be a boolean, a field pattern/],
       [{ knn: { field: 'embedding', query_vector: q, k: 1 }, timeout: 'soon' }, 'timeout', /time value/],
     ];
     for (const [body, path, reason] of cases) {
@@ -390,9 +390,13 @@ describe('request bodies', () => {
 
   it('unknown routes -> 404 JSON', async () => {
     const h = await start();
-    const res = await h.get('/nope');
+    const res = await h.get('/nope/not/a/route');
     expect(res.status).toBe(404);
     expect((await json(res)).error.type).toBe('not_found');
+    // A single path segment names an index, as in Elasticsearch.
+    const index = await h.get('/nope');
+    expect(index.status).toBe(404);
+    expect((await json(index)).error.type).toBe('index_not_found_exception');
   });
 });
 

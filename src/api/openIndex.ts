@@ -13,7 +13,7 @@ import { KnnFloatVectorQuery, type FirstPhase, type KnnFilter } from '../../quer
 import type { SegmentFilter } from '../../segments/index/searchSegment.js';
 import { FilterQuery } from '../../query/filter/FilterQuery.js';
 import { FilterCache } from '../../query/filter/FilterCache.js';
-import { FixedBitSet } from '../../query/filter/FixedBitSet.js';
+import { FixedBitSet, NO_MORE_DOCS } from '../../query/filter/FixedBitSet.js';
 import { DocValuesFilterLeaf, type FieldTypes } from '../../query/filter/DocValuesFilterLeaf.js';
 import { fetchDocuments, NO_FETCH, type FetchContext, type FetchOptions } from '../../query/fetch/FetchPhase.js';
 import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
@@ -351,6 +351,23 @@ class SearchableIndex implements VectorIndex {
       else n += leaf.reader.liveDocs ? new FixedBitSet(leaf.reader.maxDoc, leaf.reader.liveDocs).cardinality() : leaf.reader.maxDoc;
     }
     return n;
+  }
+
+  async match(filter: FilterQuery, options: GetOptions & { readonly from: number; readonly size: number }): Promise<{ total: number; hits: IndexedDoc[] }> {
+    if (this.closed) throw new Error(`index ${this.name} is closed`);
+    const f = this.knnFilter(filter);
+    const want = options.from + options.size;
+    const docs: number[] = [];
+    let total = 0;
+    for (const leaf of this.reader.leaves) {
+      const accepted = f.accepted(leaf);
+      total += accepted.cardinality;
+      const bits = new FixedBitSet(leaf.reader.maxDoc, accepted.bits);
+      for (let d = bits.nextSetBit(0); docs.length < want && d !== NO_MORE_DOCS; d = d + 1 < leaf.reader.maxDoc ? bits.nextSetBit(d + 1) : NO_MORE_DOCS) docs.push(leaf.docBase + d);
+    }
+    const page = docs.slice(options.from, want);
+    const fetched = fetchDocuments(this.fetchContext, page, fetchOptions(options));
+    return { total, hits: page.map((doc, i) => ({ doc, ...fetched[i]! })) };
   }
 
   storedFields(): { document(doc: number, options?: GetOptions): IndexedDoc } {

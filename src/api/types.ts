@@ -216,6 +216,8 @@ export interface VectorIndex {
   count?(filter?: KnnFilter | FilterQuery | null): Promise<number>;
   /** Lucene's IndexSearcher.storedFields(): a document by global doc number. */
   storedFields?(): { document(doc: number, options?: GetOptions): IndexedDoc };
+  /** The docs a filter accepts, in doc order (a filter-only query): `size` of them from `from`, and how many there are. */
+  match?(filter: FilterQuery, options: GetOptions & { readonly from: number; readonly size: number }): Promise<{ readonly total: number; readonly hits: readonly IndexedDoc[] }>;
 }
 
 /** The largest `k` a search may ask for. */

@@ -24,3 +24,8 @@ export function packageRoot(): string {
 export function distPath(...parts: string[]): string {
   return join(packageRoot(), 'dist', ...parts);
 }
+
+/** prescore's version (its package.json). */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}

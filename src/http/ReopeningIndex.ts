@@ -1,4 +1,5 @@
-import type { IndexDescription, SearchOptions, SearchResult, VectorIndex } from '../api/types.js';
+import type { GetOptions, IndexDescription, IndexedDoc, KnnFilter, SearchOptions, SearchResult, VectorIndex } from '../api/types.js';
+import type { FilterQuery } from '../../query/filter/FilterQuery.js';
 
 /** What a refresh did. */
 export interface RefreshOutcome {
@@ -75,6 +76,40 @@ export class ReopeningIndex implements VectorIndex {
       generation.running--;
       if (generation.retired && generation.running === 0) void this.closeGeneration(generation);
     }
+  }
+
+  /** Runs `fn` on the current generation, which is not closed until it returns (as a search). */
+  private async use<T>(fn: (index: VectorIndex) => Promise<T> | T): Promise<T> {
+    const generation = this.current;
+    generation.running++;
+    try {
+      return await fn(generation.index);
+    } finally {
+      generation.running--;
+      if (generation.retired && generation.running === 0) void this.closeGeneration(generation);
+    }
+  }
+
+  mapping(): Record<string, unknown> | null {
+    return this.current.index.mapping?.() ?? null;
+  }
+
+  get(id: string, options?: GetOptions): Promise<IndexedDoc | null> {
+    return this.use((i) => (i.get ? i.get(id, options) : null));
+  }
+
+  count(filter?: KnnFilter | FilterQuery | null): Promise<number> {
+    return this.use(async (i) => {
+      if (!i.count) throw new Error(`index ${this.name} cannot count documents`);
+      return i.count(filter);
+    });
+  }
+
+  match(filter: FilterQuery, options: GetOptions & { readonly from: number; readonly size: number }): Promise<{ readonly total: number; readonly hits: readonly IndexedDoc[] }> {
+    return this.use(async (i) => {
+      if (!i.match) throw new Error(`index ${this.name} cannot match documents`);
+      return i.match(filter, options);
+    });
   }
 
   describe(): Promise<IndexDescription> {

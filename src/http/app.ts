@@ -1,6 +1,7 @@
 /**
- * The HTTP API over one `VectorIndex`: the native `/v1/search`, Elasticsearch's
- * `/:index/_search` knn body, `/health`, `/v1/indexes` and `/metrics`. Searches pass admission
+ * The HTTP API over one `VectorIndex`: the native `/v1/search`, Elasticsearch's `/:index/_search`
+ * (the knn section, knn queries, filters), its document routes (documentRoutes.ts), `/health`,
+ * `/v1/indexes` and `/metrics`. Searches pass admission
  * control (bounded in-flight + bounded FIFO queue, 429 beyond) and run under a deadline whose
  * AbortSignal reaches the engine; a client disconnect aborts them too.
  */
@@ -26,6 +27,8 @@ import { IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.
 import { SearchValidator, type IndexShape, type SearchRequest } from './validation.js';
 import { openApiDocument } from './openapi.js';
 import { DOCS_ASSETS, docsAsset, docsPage, type DocsAsset } from './docsPage.js';
+import { esContents, hitContents, mountDocumentRoutes } from './documentRoutes.js';
+import { Mapping } from '../../segments/document/Mapping.js';
 
 type Env = { Variables: { route: string; ticket: Ticket }; Bindings: Partial<HttpBindings> };
 /** The hono app {@link createApp} builds (its `fetch` serves requests; `request` is handy in tests). */
@@ -60,6 +63,8 @@ export function createApp(
     } finally {
       rt.requestEnded();
       if (rt.draining) c.res.headers.set('Connection', 'close');
+      // Elasticsearch's clients accept only a server whose answers say it is Elasticsearch (README).
+      c.res.headers.set('X-Elastic-Product', 'Elasticsearch');
       rt.metrics.observeRequest(c.get('route') ?? 'unmatched', c.req.method, c.res.status, (performance.now() - t0) / 1000);
     }
   });
@@ -89,7 +94,7 @@ export function createApp(
     if (!parsed.ok) throw parsed.error;
     const { result, tookMs, queueMs } = await search(c, parsed.value, entryProfile(parsed.value, arrivedAt, parsedAt));
     return c.json({
-      hits: result.hits.map((h) => ({ id: h.id, doc: h.doc, score: finiteScore(h.score, h.id) })),
+      hits: result.hits.map((h) => ({ id: h.id, doc: h.doc, score: finiteScore(h.score, h.id), ...hitContents(h) })),
       total_hits: result.totalHits,
       took_ms: round3(tookMs),
       // The search's own figures only when asked for (`stats` or `profile`), as Elasticsearch returns `profile`.
@@ -105,18 +110,40 @@ export function createApp(
     const parsedAt = monotonicMs();
     const parsed = (await validator()).esSearch(body);
     if (!parsed.ok) throw parsed.error;
-    const { result, tookMs } = await search(c, parsed.value, entryProfile(parsed.value, arrivedAt, parsedAt));
-    const hits = result.hits.slice(0, parsed.value.size);
+    const req = parsed.value;
+    // Elasticsearch returns each hit's _source unless told otherwise (indexes with documents).
+    const fetch = { ...req.fetch, source: req.fetch.source ?? (index.mapping?.() ? true : undefined) };
+    const shards = { total: 1, successful: 1, skipped: 0, failed: 0 };
+    if (req.kind === 'filter') {
+      const t0 = performance.now();
+      const { total, hits } = await admittedRun(c, req.timeoutMs, (signal) => {
+        if (!index.match) throw new HttpError(400, 'illegal_argument_exception', 'this index cannot answer a query without knn');
+        signal.throwIfAborted();
+        return index.match(req.filter, { from: req.from, size: req.size, ...fetch });
+      });
+      return c.json({
+        took: Math.round(performance.now() - t0),
+        timed_out: false,
+        _shards: shards,
+        hits: {
+          total: { value: total, relation: 'eq' },
+          max_score: hits.length > 0 ? 1 : null,
+          hits: hits.map((h) => ({ _index: name, _id: h.id, _score: 1, ...esContents(h) })),
+        },
+      });
+    }
+    const { result, tookMs } = await search(c, { ...req, fetch }, entryProfile(req, arrivedAt, parsedAt));
+    const hits = result.hits.slice(req.from, req.from + req.size);
     return c.json({
       ...(result.stats.profile ? { profile: profileJson(result.stats.profile) } : {}),
       took: Math.round(tookMs),
       timed_out: false,
-      _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
+      _shards: shards,
       hits: {
         total: { value: result.hits.length, relation: 'eq' },
         // Null only when there is no hit at all, as Elasticsearch answers then.
         max_score: result.hits.length > 0 ? finiteScore(result.hits[0]!.score, result.hits[0]!.id) : null,
-        hits: hits.map((h) => ({ _index: name, _id: h.id, _score: finiteScore(h.score, h.id) })),
+        hits: hits.map((h) => ({ _index: name, _id: h.id, _score: finiteScore(h.score, h.id), ...esContents(h) })),
       },
     });
   });
@@ -189,6 +216,8 @@ export function createApp(
     });
   }
 
+  mountDocumentRoutes(app, { index, name, validator, maxBodyBytes: opts.maxBodyBytes, admittedRun: (c, timeoutMs, run) => admittedRun(c, timeoutMs, run) });
+
   // A known path with another method is 405 naming the allowed ones (RFC 9110 15.5.6), not 404.
   for (const [path, route, allow] of ROUTES) {
     app.all(path, (c) => {
@@ -222,46 +251,80 @@ export function createApp(
 
   /** The execution slot, deadline and cancellation around one engine search. */
   async function search(c: Context<Env>, req: SearchRequest, profiler: QueryProfiler | undefined): Promise<Completed> {
-    refuseWhenStopped();
     const t0 = performance.now();
     const admissionAt = profiler ? monotonicMs() : 0;
-    const timeoutMs = req.timeoutMs ?? opts.defaultTimeoutMs;
+    let queueMs = 0;
+    const result = await admittedRun(
+      c,
+      req.timeoutMs,
+      (signal) =>
+        index.search(req.vector, {
+          k: req.k,
+          numCandidates: req.numCandidates,
+          oversample: req.oversample,
+          readPath: req.readPath ?? opts.readPath,
+          signal,
+          profile: profiler,
+          callerThread: rt.callerThread,
+          filter: req.filter,
+          source: req.fetch.source,
+          fields: req.fetch.fields,
+          docvalueFields: req.fetch.docvalueFields,
+        }),
+      (waitedMs) => {
+        queueMs = waitedMs;
+        if (profiler) profiler.phase('http.admission', admissionAt);
+      },
+    );
+    rt.metrics.observeQuery(result.stats);
+    return { result, queueMs, tookMs: performance.now() - t0 };
+  }
+
+  /**
+   * Runs `run` in the request's admission slot (the ticket its route took on arrival), under the
+   * deadline (`timeoutMs`, else the server's) and the client's disconnect, either of which aborts
+   * the signal `run` is given.
+   */
+  async function admittedRun<T>(c: Context<Env>, timeoutMs: number | undefined, run: (signal: AbortSignal) => Promise<T>, admitted?: (queueMs: number) => void): Promise<T> {
+    refuseWhenStopped();
+    const t0 = performance.now();
+    const deadline = timeoutMs ?? opts.defaultTimeoutMs;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new SearchTimeoutError(timeoutMs)), timeoutMs);
+    const timer = setTimeout(() => controller.abort(new SearchTimeoutError(deadline)), deadline);
     const client = c.req.raw.signal;
     const onClientGone = () => controller.abort(new ClientClosedError());
     if (client.aborted) onClientGone();
     else client.addEventListener('abort', onClientGone, { once: true });
     const untrack = rt.track(controller);
     let stage: 'queue' | 'engine' = 'queue';
+    // Routes outside the search admission middleware take their place here (and give it up below).
+    const own = c.get('ticket') === undefined ? rt.admit() : null;
     try {
-      const release: Release = await c.get('ticket').run(controller.signal);
+      const ticket = own ?? c.get('ticket');
+      const release: Release = await ticket.run(controller.signal);
       const queueMs = performance.now() - t0;
       rt.metrics.queueWait.observe({}, queueMs / 1000);
-      if (profiler) profiler.phase('http.admission', admissionAt);
+      admitted?.(queueMs);
       if (controller.signal.aborted) {
         release();
         throw controller.signal.reason;
       }
       stage = 'engine';
-      const running = index.search(req.vector, {
-        k: req.k,
-        numCandidates: req.numCandidates,
-        oversample: req.oversample,
-        readPath: req.readPath ?? opts.readPath,
-        signal: controller.signal,
-        profile: profiler,
-        callerThread: rt.callerThread,
-      });
+      let running: Promise<T>;
+      try {
+        running = run(controller.signal);
+      } catch (e) {
+        release();
+        throw e;
+      }
       // The slot is held until the engine settles, even when the deadline answers first: an
       // engine slow to honour its signal must not push real concurrency past maxInflight.
       running.then(release, release);
-      const result = await untilAborted(running, controller.signal);
-      rt.metrics.observeQuery(result.stats);
-      return { result, queueMs, tookMs: performance.now() - t0 };
+      return await untilAborted(running, controller.signal);
     } catch (e) {
       throw searchFailure(e, controller.signal, stage);
     } finally {
+      own?.leave();
       clearTimeout(timer);
       client.removeEventListener('abort', onClientGone);
       untrack();
@@ -316,6 +379,14 @@ export const ROUTES: readonly (readonly [string, string, readonly string[]])[] =
   ['/:index/_refresh', '/:index/_refresh', ['POST']],
   ['/openapi.json', '/openapi.json', ['GET', 'HEAD']],
   ['/docs', '/docs', ['GET', 'HEAD']],
+  ['/', '/', ['GET', 'HEAD']],
+  ['/_mapping', '/_mapping', ['GET', 'HEAD']],
+  ['/_mget', '/_mget', ['GET', 'POST']],
+  ['/:index/_mapping', '/:index/_mapping', ['GET', 'HEAD']],
+  ['/:index/_mget', '/_mget', ['GET', 'POST']],
+  ['/:index/_count', '/:index/_count', ['GET', 'POST']],
+  ['/:index/_doc/:id', '/:index/_doc/:id', ['GET', 'HEAD']],
+  ['/:index', '/:index', ['GET', 'HEAD']],
 ];
 
 /** An index the server can reopen at a new commit (ReopeningIndex). */
@@ -354,13 +425,22 @@ function entryProfile(req: SearchRequest, arrivedAt: number, parsedAt: number): 
   return profiler;
 }
 
-/** The validator needs the field name and similarity (from describe()); fetched once. */
+/**
+ * The validator needs the field name and similarity (from describe()) and the mapping's fields
+ * (filters): made once, and again when a refresh brings another mapping.
+ */
 function memoValidator(index: VectorIndex, opts: ServerOptions): () => Promise<SearchValidator> {
   let pending: Promise<SearchValidator> | undefined;
+  let mappingJson: string | undefined;
   return () => {
+    const json = JSON.stringify(index.mapping?.() ?? null);
+    if (json !== mappingJson) pending = undefined;
+    mappingJson = json;
     pending ??= index.describe().then(
       (d) => {
-        const shape: IndexShape = { dims: index.dims, field: d.field, rejectZeroVector: /cosine/i.test(d.similarity) };
+        const mapping = index.mapping?.();
+        const fields = mapping ? Mapping.parse(mapping) : null;
+        const shape: IndexShape = { dims: index.dims, field: d.field, rejectZeroVector: /cosine/i.test(d.similarity), ...(fields ? { fields: (p: string) => fields.field(p) } : {}) };
         return new SearchValidator(shape, { maxTimeoutMs: opts.maxTimeoutMs });
       },
       (e: unknown) => {

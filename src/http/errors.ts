@@ -10,6 +10,12 @@ export interface ValidationIssue {
   readonly reason: string;
 }
 
+/** Issues listed in one error body (a 10k-element vector of strings must not make a 1 MB error). */
+export const MAX_REPORTED_ISSUES = 20;
+
+/** A parse that either gives a value or the HttpError (400) to answer with. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: HttpError };
+
 /** Every `error.type` the server answers with (the OpenAPI document lists them). */
 export const ERROR_TYPES = [
   'validation_error',

@@ -5,12 +5,10 @@
  * vector's length) and its vector field are in the document, and so its examples are requests
  * this server accepts as they are.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponseObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { KNN_THREADS, MAX_K, READ_PATHS } from '../api/types.js';
-import { packageRoot } from '../executor/packageRoot.js';
+import { packageVersion } from '../executor/packageRoot.js';
 import { ERROR_TYPES } from './errors.js';
 import { esSchema, nativeSchema, type IndexShape, type Limits } from './validation.js';
 
@@ -80,12 +78,18 @@ export const statsSchema = z.object({
   profile: profileSchema.optional(),
 });
 
+/** A hit's document source: the JSON object indexed, filtered as asked, the vector left out unless asked for. */
+const sourceSchema = z.looseObject({}).meta({ description: 'The document as indexed (`_source`), filtered by includes/excludes; its vector only with `exclude_vectors: false`.' });
+const hitFieldsSchema = z.record(z.string(), z.array(z.unknown())).meta({ description: '`fields` and `docvalue_fields` values, each an array.' });
+
 export const nativeSearchResponseSchema = z.object({
   hits: z.array(
     z.object({
       id: z.string().meta({ description: "The doc's id (its row in the build input, or the JSONL `id`)." }),
       doc: z.int().meta({ description: 'The global doc number.' }),
       score: z.number().meta({ description: 'The fp32 similarity, higher is nearer.' }),
+      _source: sourceSchema.optional(),
+      fields: hitFieldsSchema.optional(),
     }),
   ),
   total_hits: z.int(),
@@ -104,8 +108,20 @@ export const esSearchResponseSchema = z.object({
   hits: z.object({
     total: z.object({ value: z.int(), relation: z.literal('eq') }),
     max_score: z.number().nullable(),
-    hits: z.array(z.object({ _index: z.string(), _id: z.string(), _score: z.number() })),
+    hits: z.array(z.object({ _index: z.string(), _id: z.string(), _score: z.number(), _source: sourceSchema.optional(), fields: hitFieldsSchema.optional() })),
   }),
+});
+
+/** A stored document (GET _doc, _mget). */
+export const getResponseSchema = z.object({
+  _index: z.string(),
+  _id: z.string(),
+  _version: z.int().optional(),
+  _seq_no: z.int().optional(),
+  _primary_term: z.int().optional(),
+  found: z.boolean(),
+  _source: sourceSchema.optional(),
+  fields: hitFieldsSchema.optional(),
 });
 
 export const refreshResponseSchema = z.object({
@@ -191,10 +207,6 @@ function base64Vector(vector: readonly number[], littleEndian: boolean): string 
   return Buffer.from(view.buffer).toString('base64');
 }
 
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-}
-
 /** The request examples of the two search routes (each one a body this server accepts). */
 export function searchExamples(settings: OpenApiSettings): {
   native: Record<string, { summary: string; value: Record<string, unknown> }>;
@@ -220,6 +232,42 @@ export function searchExamples(settings: OpenApiSettings): {
       size: { summary: 'size, timeout and _source: false', value: { knn: { field, query_vector: cos, k: 20 }, size: 5, timeout: '2s', _source: false } },
       base64: { summary: 'The vector as base64 big-endian float32 (as dense_vector)', value: { knn: { field, query_vector: base64Vector(cos, false), k: 5 } } },
     },
+  };
+}
+
+const mappingResponseSchema = z.record(z.string(), z.object({ mappings: z.looseObject({}) }));
+
+const mgetBodySchema = z
+  .union([
+    z.object({ docs: z.array(z.looseObject({ _id: z.string(), _index: z.string().optional(), _source: z.unknown().optional() })) }),
+    z.object({ ids: z.array(z.string()) }),
+  ])
+  .meta({ description: 'The documents to get: `docs` (each with `_id`, optionally `_index` and `_source`) or `ids`.' });
+
+function mgetPath(indexParam: z.ZodObject | undefined) {
+  const op = (operationId: string): ZodOpenApiOperationObject => ({
+    operationId,
+    summary: 'Several documents by id',
+    tags: ['documents'],
+    ...(indexParam ? { requestParams: { path: indexParam } } : {}),
+    requestBody: { required: true, content: { 'application/json': { schema: mgetBodySchema } } },
+    responses: {
+      '200': { description: 'One entry per id asked for, in order (`found: false` for a missing one)', content: { 'application/json': { schema: z.object({ docs: z.array(z.looseObject({ _id: z.string(), found: z.boolean().optional() })) }) } } },
+      ...errors('400', '405', '413', '415', ...(indexParam ? (['404'] as const) : [])),
+    },
+  });
+  return { get: op(indexParam ? 'mgetIndex' : 'mget'), post: op(indexParam ? 'mgetIndexPost' : 'mgetPost') };
+}
+
+function countOperation(operationId: string, indexParam: z.ZodObject): ZodOpenApiOperationObject {
+  return {
+    operationId,
+    summary: 'How many documents a query accepts',
+    description: 'Without a body, every live document; a `query` is a filter in the Query DSL (term, terms, range, exists, ids, bool, match_all).',
+    tags: ['documents'],
+    requestParams: { path: indexParam },
+    requestBody: { required: false, content: { 'application/json': { schema: z.object({ query: z.looseObject({}).optional() }) } } },
+    responses: { '200': { description: 'The count', content: { 'application/json': { schema: z.object({ count: z.int(), _shards: shards }) } } }, ...errors('400', '404', '405', '413', '415', '429', '500', '503', '504') },
   };
 }
 
@@ -263,6 +311,7 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
     tags: [
       { name: 'search', description: 'kNN searches' },
       { name: 'index', description: 'The served index' },
+      { name: 'documents', description: 'Documents by id, and counts' },
       { name: 'server', description: 'Health, metrics and this document' },
     ],
     paths: {
@@ -317,6 +366,64 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
           tags: ['server'],
           responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: z.looseObject({ openapi: z.string() }) } } }, ...errors('405') },
         },
+      },
+      '/': {
+        get: {
+          operationId: 'info',
+          summary: "The server's identity, as Elasticsearch answers `GET /`",
+          description: "Elasticsearch's clients read it; every answer also carries `X-Elastic-Product: Elasticsearch`, which they check.",
+          tags: ['server'],
+          responses: { '200': { description: 'Name, version (the Elasticsearch API it follows) and tagline', content: json(z.looseObject({ name: z.string(), version: z.looseObject({ number: z.string() }) })) }, ...errors('405') },
+        },
+      },
+      '/{index}': {
+        get: {
+          operationId: 'getIndex',
+          summary: "The index's aliases, mappings and settings",
+          tags: ['index'],
+          requestParams: { path: indexParam },
+          responses: { '200': { description: 'The index, keyed by its name', content: json(z.record(z.string(), z.looseObject({ mappings: z.looseObject({}) }))) }, ...errors('404', '405') },
+        },
+      },
+      '/_mapping': {
+        get: {
+          operationId: 'getMappings',
+          summary: "Every index's mapping",
+          tags: ['index'],
+          responses: { '200': { description: 'Mappings keyed by index name', content: json(mappingResponseSchema) }, ...errors('405') },
+        },
+      },
+      '/{index}/_mapping': {
+        get: {
+          operationId: 'getMapping',
+          summary: "The index's mapping, as Elasticsearch shows it",
+          tags: ['index'],
+          requestParams: { path: indexParam },
+          responses: { '200': { description: 'The mapping keyed by index name', content: json(mappingResponseSchema) }, ...errors('404', '405') },
+        },
+      },
+      '/{index}/_doc/{id}': {
+        get: {
+          operationId: 'getDocument',
+          summary: 'A document by id',
+          description: 'Query parameters `_source` (true, false or field patterns), `_source_includes` and `_source_excludes` (comma-separated patterns).',
+          tags: ['documents'],
+          requestParams: {
+            path: indexParam.extend({ id: z.string().meta({ description: "The document's id." }) }),
+            query: z.object({ _source: z.string().optional(), _source_includes: z.string().optional(), _source_excludes: z.string().optional() }),
+          },
+          responses: {
+            '200': { description: 'Found', content: json(getResponseSchema) },
+            '404': { description: 'No such document (`found: false`) or index', content: json(z.union([getResponseSchema, errorResponseSchema])) },
+            ...errors('405'),
+          },
+        },
+      },
+      '/_mget': mgetPath(undefined),
+      '/{index}/_mget': mgetPath(indexParam),
+      '/{index}/_count': {
+        get: countOperation('count', indexParam),
+        post: countOperation('countPost', indexParam),
       },
       '/docs': {
         get: {

@@ -13,12 +13,15 @@ import {
   READ_PATHS,
   type ReadPath,
 } from '../api/types.js';
-import { validationError, type HttpError, type ValidationIssue } from './errors.js';
+import { MAX_REPORTED_ISSUES, validationError, type HttpError, type Result, type ValidationIssue } from './errors.js';
+import type { FilterQuery } from '../../query/filter/index.js';
+import type { DocvalueField, SourceOption } from '../api/types.js';
+import type { FieldLookup } from './dsl/FilterDsl.js';
+import { parseFieldList, parseKnnSectionFilter, parseQuery, parseSourceOption, type BodyContext } from './dsl/SearchBody.js';
 
 /** Largest finite float32; a JSON number beyond it would silently become Infinity in the engine. */
 export const FLOAT32_MAX = 3.4028234663852886e38;
-/** Issues listed in one error body (a 10k-element vector of strings must not make a 1 MB error). */
-export const MAX_REPORTED_ISSUES = 20;
+export { MAX_REPORTED_ISSUES, type Result } from './errors.js';
 
 /** A validated search, in engine terms. */
 export interface SearchRequest {
@@ -32,12 +35,31 @@ export interface SearchRequest {
   readonly profile: boolean;
   /** Return the search's `stats` (and `queue_ms`) with its hits (native route only; off by default, as Elasticsearch's `profile`). */
   readonly stats: boolean;
+  /** Pre-filter (Elasticsearch's `knn.filter`), or null. */
+  readonly filter: FilterQuery | null;
+  /** What each hit carries besides id and score. */
+  readonly fetch: HitContents;
 }
 
-export interface EsSearchRequest extends SearchRequest {
-  /** Hits to return (ES `size`, default 10); the engine still searches `k`. */
-  readonly size: number;
+/** `_source`, `fields` and `docvalue_fields` of a request. */
+export interface HitContents {
+  readonly source: SourceOption | undefined;
+  readonly fields: readonly string[] | undefined;
+  readonly docvalueFields: readonly DocvalueField[] | undefined;
 }
+
+/** An Elasticsearch search: a kNN search (top-level `knn` or a `knn` query), or a `query` that only filters. */
+export type EsSearchRequest =
+  | (SearchRequest & { readonly kind: 'knn'; readonly size: number; readonly from: number })
+  | {
+      readonly kind: 'filter';
+      readonly filter: FilterQuery;
+      readonly size: number;
+      readonly from: number;
+      readonly fetch: HitContents;
+      readonly timeoutMs: number | undefined;
+      readonly profile: boolean;
+    };
 
 export interface IndexShape {
   readonly dims: number;
@@ -45,13 +67,14 @@ export interface IndexShape {
   readonly field: string;
   /** Cosine cannot score a zero vector (ES rejects it too). */
   readonly rejectZeroVector: boolean;
+  /** The index's fields by dotted path (its mapping), for filters; absent: the index has no mapping (no filter can be read). */
+  readonly fields?: FieldLookup;
 }
 
 export interface Limits {
   readonly maxTimeoutMs: number;
 }
 
-export type Result<T> = { ok: true; value: T } | { ok: false; error: HttpError };
 
 const intIn = (min: number, max: number) => {
   const error = `must be an integer in [${min}, ${max}]`;
@@ -183,7 +206,31 @@ export function nativeSchema(shape: IndexShape, limits: Limits) {
     timeout_ms: intIn(1, limits.maxTimeoutMs).meta({ description: "The search's deadline, queueing included; 504 beyond (default: the server's --timeout-ms)." }).optional(),
     stats: statsSchema.meta({ description: 'Return the search\'s `stats` and `queue_ms` with its hits (default false).' }).optional(),
     profile: profileSchema.meta({ description: 'Return where the time went in `stats.profile` (implies stats; default false).' }).optional(),
+    filter: filterSchema().optional(),
+    _source: sourceSchema().optional(),
+    fields: fieldListSchema('Mapped fields (patterns) whose values each hit carries in `fields`, read from its source.').optional(),
+    docvalue_fields: fieldListSchema('Fields whose doc values each hit carries in `fields` (dates take a `format`).').optional(),
   });
+}
+
+/** A pre-filter in Elasticsearch's Query DSL (read by FilterDsl after the schema). */
+function filterSchema() {
+  return z.unknown().meta({
+    description: "Pre-filter: Elasticsearch Query DSL (term, terms, range, exists, ids, bool, match_all, match_none), one clause or a list that must all match. Only docs it accepts are returned, min(k, accepted) of them.",
+    anyOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }],
+    examples: [{ term: { category: 'shoes' } }],
+  });
+}
+
+function sourceSchema() {
+  return z.unknown().meta({
+    description: 'The document source on each hit: true, false, a field pattern, a list of patterns, or {includes, excludes, exclude_vectors} (`*` wildcards; exclude_vectors default true).',
+    anyOf: [{ type: 'boolean' }, { type: 'string' }, { type: 'array', items: { type: 'string' } }, { type: 'object' }],
+  });
+}
+
+function fieldListSchema(description: string) {
+  return z.unknown().meta({ description, type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'object', properties: { field: { type: 'string' }, format: { type: 'string' } } }] } });
 }
 
 /** ES time value (`"500ms"`, `"2s"`, `"1m"`) in milliseconds. */
@@ -215,14 +262,25 @@ export function esSchema(shape: IndexShape, limits: Limits) {
             { error: 'must be an object like {"oversample": 3}' },
           )
           .optional(),
+        filter: filterSchema().optional(),
+        boost: z.number({ error: 'must be a number' }).optional(),
       },
-      { error: (iss) => (iss.input === undefined ? 'is required' : 'must be an object (one knn search; arrays of knn are not supported)') },
-    ),
-    size: intIn(0, MAX_K).meta({ description: 'Hits to return (default 10).' }).optional(),
-    // prescore stores vectors and ids, no documents: asking for _source must not silently get nothing.
-    _source: z
-      .literal(false, { error: 'is not supported: prescore stores no _source (hits carry _id and _score); omit it or set it to false' })
+      { error: 'must be an object (one knn search; arrays of knn are not supported)' },
+    ).optional(),
+    query: z
+      .unknown()
+      .meta({
+        description:
+          'A `knn` query (Elasticsearch 8.12+: {"knn": {"field", "query_vector", "k", "num_candidates", "filter"}}; OpenSearch: {"knn": {"<field>": {"vector", "k", "filter"}}}), such a query as the kNN clause of a `bool` whose other clauses pre-filter it, or a filter alone (its docs are the hits).',
+        type: 'object',
+      })
       .optional(),
+    size: intIn(0, MAX_K).meta({ description: 'Hits to return (default 10).' }).optional(),
+    from: intIn(0, MAX_K).meta({ description: 'Hits to skip (default 0); from + size at most k.' }).optional(),
+    _source: sourceSchema().optional(),
+    fields: fieldListSchema('Mapped fields (patterns) whose values each hit carries in `fields`, read from its source.').optional(),
+    docvalue_fields: fieldListSchema('Fields whose doc values each hit carries in `fields` (dates take a `format`).').optional(),
+    track_total_hits: z.union([z.boolean(), z.int()], { error: 'must be a boolean or an integer' }).meta({ description: 'Accepted for compatibility: total hits are always exact.' }).optional(),
     timeout: esTimeValue(limits).optional(),
     profile: profileSchema.meta({ description: 'Return where the time went in `profile` (default false).' }).optional(),
   });
@@ -239,7 +297,7 @@ export class SearchValidator {
   }
 
   nativeSearch(body: unknown): Result<SearchRequest> {
-    return parseNativeSearch(this.native, body);
+    return parseNativeSearch(this.native, this.shape, body);
   }
 
   esSearch(body: unknown): Result<EsSearchRequest> {
@@ -247,13 +305,17 @@ export class SearchValidator {
   }
 }
 
-function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, body: unknown): Result<SearchRequest> {
+function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, shape: IndexShape, body: unknown): Result<SearchRequest> {
   const parsed = schema.safeParse(body);
   const issues = parsed.success ? [] : zodIssues(parsed.error.issues, body, NATIVE_FIELDS);
   const obj = asRecord(body);
+  let filter: FilterQuery | null = null;
+  let fetch: HitContents = NO_CONTENTS;
   if (obj) {
     checkCandidates(obj.k, obj.num_candidates, 'num_candidates', issues);
     checkRescoreWindow(obj.k, obj.oversample, 'oversample', issues);
+    if (obj.filter !== undefined) filter = readFilter(obj.filter, shape, issues, 'filter');
+    fetch = hitContents(obj, issues);
   }
   if (!parsed.success || issues.length > 0) return { ok: false, error: toError(issues) };
   const b = parsed.data;
@@ -268,8 +330,34 @@ function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, body: unknow
       timeoutMs: b.timeout_ms,
       profile: b.profile === true,
       stats: b.stats === true || b.profile === true,
+      filter,
+      fetch,
     },
   };
+}
+
+const NO_CONTENTS: HitContents = { source: undefined, fields: undefined, docvalueFields: undefined };
+
+/** `_source`, `fields` and `docvalue_fields` of a body (their issues named by path). */
+function hitContents(obj: Record<string, unknown>, issues: ValidationIssue[]): HitContents {
+  const fields = parseFieldList(obj.fields, issues, 'fields');
+  return {
+    source: parseSourceOption(obj._source, issues),
+    fields: fields?.map((f) => f.field),
+    docvalueFields: parseFieldList(obj.docvalue_fields, issues, 'docvalue_fields'),
+  };
+}
+
+function bodyContext(shape: IndexShape): BodyContext {
+  return { field: shape.fields ?? (() => undefined), vectorField: shape.field };
+}
+
+function readFilter(json: unknown, shape: IndexShape, issues: ValidationIssue[], path: string): FilterQuery | null {
+  if (!shape.fields) {
+    issues.push({ path, reason: 'this index has no mapping (it was built before documents), so it has no fields to filter on; rebuild it with its documents' });
+    return null;
+  }
+  return parseKnnSectionFilter(json, bodyContext(shape), issues, path);
 }
 
 /** ES's default beam width when `num_candidates` is absent: min(1.5 k, 10000). */
@@ -280,43 +368,75 @@ export function esDefaultNumCandidates(k: number): number {
 function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, body: unknown): Result<EsSearchRequest> {
   const parsed = schema.safeParse(body);
   const issues = parsed.success ? [] : zodIssues(parsed.error.issues, body, ES_FIELDS);
-  const knn = asRecord(asRecord(body)?.knn);
+  const obj = asRecord(body);
+  const knn = asRecord(obj?.knn);
+  const size = Number.isInteger(obj?.size) ? (obj!.size as number) : 10;
+  const from = Number.isInteger(obj?.from) ? (obj!.from as number) : 0;
+  let knnFilter: FilterQuery | null = null;
   if (knn) {
     if (typeof knn.field === 'string' && knn.field !== shape.field) {
       issues.push({ path: 'knn.field', reason: `field [${knn.field}] is not a vector field of this index (it serves [${shape.field}])` });
     }
-    const size = asRecord(body)!.size;
-    checkCandidates(knn.k ?? size ?? 10, knn.num_candidates, 'knn.num_candidates', issues);
-    checkRescoreWindow(knn.k ?? size ?? 10, asRecord(knn.rescore_vector)?.oversample, 'knn.rescore_vector.oversample', issues);
+    checkCandidates(knn.k ?? size, knn.num_candidates, 'knn.num_candidates', issues);
+    checkRescoreWindow(knn.k ?? size, asRecord(knn.rescore_vector)?.oversample, 'knn.rescore_vector.oversample', issues);
+    if (knn.filter !== undefined) knnFilter = readFilter(knn.filter, shape, issues, 'knn.filter');
+  }
+  let plan: ReturnType<typeof parseQuery> = null;
+  if (obj?.query !== undefined) {
+    if (knn) issues.push({ path: 'query', reason: 'a query beside the knn section would combine scores, which is not supported; put filters in knn.filter' });
+    else if (!shape.fields && !isKnnOnly(obj.query)) issues.push({ path: 'query', reason: 'this index has no mapping (it was built before documents), so it has no fields to query' });
+    else plan = parseQuery(obj.query, bodyContext(shape), issues);
+  } else if (obj && !knn) issues.push({ path: 'knn', reason: 'is required (or a query)' });
+  const fetch = obj ? hitContents(obj, issues) : NO_CONTENTS;
+  let vector: Float32Array | undefined;
+  if (plan?.kind === 'knn') {
+    const v = vectorSchema(shape, 'big-endian').safeParse(plan.knn.vector);
+    if (!v.success) for (const i of zodIssues(v.error.issues, plan.knn.vector, {})) issues.push({ path: i.path === '' ? plan.knn.vectorPath : `${plan.knn.vectorPath}${i.path.startsWith('[') ? '' : '.'}${i.path}`, reason: i.reason });
+    else vector = v.data;
+    checkCandidates(plan.knn.k ?? size, plan.knn.numCandidates, `${plan.knn.path}.num_candidates`, issues);
+    checkRescoreWindow(plan.knn.k ?? size, plan.knn.oversample, `${plan.knn.path}.rescore_vector.oversample`, issues);
   }
   if (!parsed.success || issues.length > 0) return { ok: false, error: toError(issues) };
   const b = parsed.data;
-  const size = b.size ?? 10;
-  // ES: k defaults to size; the response holds the top `size` of the k nearest.
-  const k = b.knn.k ?? size;
-  if (k < 1) return { ok: false, error: toError([{ path: 'knn.k', reason: 'must be given (or size >= 1) so that k >= 1' }]) };
+  if (plan?.kind === 'filter') return { ok: true, value: { kind: 'filter', filter: plan.filter, size, from, fetch, timeoutMs: b.timeout, profile: b.profile === true } };
+  const clause = plan?.kind === 'knn' ? plan.knn : null;
+  // ES: k defaults to size (from + size); the response holds hits [from, from + size) of the k nearest.
+  const k = (clause ? clause.k : b.knn!.k) ?? from + size;
+  if (k < 1) return { ok: false, error: toError([{ path: clause ? `${clause.path}.k` : 'knn.k', reason: 'must be given (or size >= 1) so that k >= 1' }]) };
+  const numCandidates = clause ? clause.numCandidates : b.knn!.num_candidates;
   return {
     ok: true,
     value: {
-      vector: b.knn.query_vector,
+      kind: 'knn',
+      vector: clause ? vector! : b.knn!.query_vector,
       k,
-      numCandidates: b.knn.num_candidates ?? esDefaultNumCandidates(k),
-      oversample: b.knn.rescore_vector?.oversample,
+      numCandidates: numCandidates ?? esDefaultNumCandidates(k),
+      oversample: clause ? clause.oversample : b.knn!.rescore_vector?.oversample,
       readPath: undefined,
       timeoutMs: b.timeout,
       profile: b.profile === true,
       stats: false,
+      filter: clause ? clause.filter : knnFilter,
+      fetch,
       size,
+      from,
     },
   };
 }
 
+/** Whether a query is a bare knn query (readable on an index without a mapping). */
+function isKnnOnly(query: unknown): boolean {
+  const q = asRecord(query);
+  const knn = asRecord(q?.knn);
+  return q !== undefined && Object.keys(q).length === 1 && knn !== undefined && knn.filter === undefined;
+}
+
 const NATIVE_FIELDS: Record<string, readonly string[]> = {
-  '': ['vector', 'k', 'num_candidates', 'oversample', 'read_path', 'timeout_ms', 'stats', 'profile'],
+  '': ['vector', 'k', 'num_candidates', 'oversample', 'read_path', 'timeout_ms', 'stats', 'profile', 'filter', '_source', 'fields', 'docvalue_fields'],
 };
 const ES_FIELDS: Record<string, readonly string[]> = {
-  '': ['knn', 'size', '_source', 'timeout', 'profile'],
-  knn: ['field', 'query_vector', 'k', 'num_candidates', 'rescore_vector'],
+  '': ['knn', 'query', 'size', 'from', '_source', 'fields', 'docvalue_fields', 'track_total_hits', 'timeout', 'profile'],
+  knn: ['field', 'query_vector', 'k', 'num_candidates', 'rescore_vector', 'filter', 'boost'],
   'knn.rescore_vector': ['oversample'],
 };
 

@@ -26,8 +26,7 @@ import {
   type FilterValue,
   type NumericValue,
 } from '../../../query/filter/index.js';
-import { validationError, type ValidationIssue } from '../errors.js';
-import { MAX_REPORTED_ISSUES, type Result } from '../validation.js';
+import { MAX_REPORTED_ISSUES, validationError, type Result, type ValidationIssue } from '../errors.js';
 import { booleanValue, dateValue, floatingValue, integerValue, keywordValue, show, type Read } from './FieldValues.js';
 
 /** A field's mapping by dotted path (Mapping.field), undefined when unmapped. */
