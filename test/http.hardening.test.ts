@@ -63,12 +63,16 @@ describe('request validation messages', () => {
     }
   });
 
-  it('_source: true is rejected with 400 (prescore stores no source); false is accepted', async () => {
+  it('_source takes a boolean, patterns or includes/excludes; anything else is a 400 naming it', async () => {
     const knn = { field: 'embedding', query_vector: JSON.parse(v) as number[], k: 3 };
-    const yes = await post('/idx/_search', JSON.stringify({ knn, _source: true }));
-    expect(yes.status).toBe(400);
-    expect((await json(yes)).error).toMatchObject({ path: '_source', reason: expect.stringMatching(/stores no _source/) });
-    expect((await post('/idx/_search', JSON.stringify({ knn, _source: false }))).status).toBe(200);
+    for (const source of [true, false, 'title', ['a.*', 'b'], { includes: ['a'], excludes: ['a.b'], exclude_vectors: false }]) {
+      expect((await post('/idx/_search', JSON.stringify({ knn, _source: source }))).status, JSON.stringify(source)).toBe(200);
+    }
+    const bad = await post('/idx/_search', JSON.stringify({ knn, _source: 3 }));
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error).toMatchObject({ path: '_source', reason: expect.stringMatching(/must be a boolean, a field pattern/) });
+    const unknown = await post('/idx/_search', JSON.stringify({ knn, _source: { include_vectors: true } }));
+    expect((await json(unknown)).error).toMatchObject({ path: '_source.include_vectors', reason: expect.stringMatching(/unknown field/) });
   });
 
   it('a zero query vector on a cosine index is a 400 naming the vector', async () => {
