@@ -306,7 +306,7 @@ export class KnnFloatVectorQuery extends Query {
         ctx.stats.visited += r.visited;
         if (r.strategy === 'exhaustive') ctx.stats.exhaustiveSegments++;
         const filter = filters?.[s]?.[i];
-        if (filter) ctx.stats.filtered.push({ segment: leaf.reader.name, cardinality: filter.cardinality, strategy: r.strategy, visited: r.visited });
+        if (filter) ctx.stats.filtered.push({ segment: leaf.reader.name, cardinality: filter.cardinality, strategy: r.strategy, visited: r.visited, nearby: r.nearby ?? filter.cardinality / Math.max(1, leaf.reader.maxDoc) });
         if (profiler) {
           const segmentMs = sliceResults[s].segmentMs?.[i] ?? 0;
           const quantizeMs = r.quantizeMs ?? 0;

@@ -12,6 +12,8 @@ export interface FilteredSegment {
   readonly strategy: SegmentStrategy;
   /** Codes scored. */
   readonly visited: number;
+  /** Share of the query's graph neighbourhood the filter accepts (the plan's input; its selectivity where not probed). */
+  readonly nearby: number;
 }
 
 /** Per-query counters and timings (summed into /metrics by the server). */

@@ -283,6 +283,29 @@ describe('filters match what a per-doc reference evaluation says (random documen
     }
   });
 
+  it('a conjunction that leaves few docs refines its ranges doc by doc, with the same docs as the bitsets', () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const r = rng(seed * 104_729);
+      const segments = randomSegments(r, FIELDS, 3, 2_000);
+      const leaves = segments.map((s) => toLeaf(s, FIELDS, r, { forceMulti: r() < 0.3, dirtyTail: r() < 0.3 }));
+      const total = segments.reduce((a, s) => a + s.docs.length, 0);
+      for (let i = 0; i < 200; i++) {
+        // A few ids: far below maxDoc / 32, so the range clauses refine them.
+        const ids = new IdsQuery(Array.from({ length: 1 + Math.floor(r() * 20) }, () => `doc-${Math.floor(r() * total)}`));
+        const ranges = Array.from({ length: 1 + Math.floor(r() * 2) }, () => {
+          let q: FilterQuery;
+          do q = randomLeafQuery(r);
+          while (!(q instanceof SortedNumericDocValuesRangeQuery));
+          return q;
+        });
+        const q = new BooleanQuery({ filter: [...ranges, ids] });
+        leaves.forEach((leaf, s) => {
+          expect(bitsOf(q.bitset(leaf)), `${q} on ${leaf.key} (seed ${seed})`).toEqual(expected(segments[s], (d) => reference(q, d)));
+        });
+      }
+    }
+  });
+
   it('large segments: multi-valued columns beyond the reused count scratch, integer and hashed numeric sets', () => {
     const r = rng(2024);
     const fields = FIELDS.filter((f) => f.multi || f.name === 'x');

@@ -180,6 +180,31 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
       });
     });
 
+    it('measures how much of the query\'s neighbourhood a filter accepts: more for its nearest docs, less for its farthest, ~s for a uniform one', () => {
+      // Random vectors (no clusters) and 2,500 nodes, where two hops reach ~40% of the graph: the
+      // contrast is weak here (on clustered 1M x 1024 data: 0.99 for the nearest clusters, 0 for
+      // the farthest; bench:filter's nearby column), but its direction must hold.
+      const f = fixtures.get('dot_product')!;
+      withResident(f, (resident) => {
+        f.setQuery(queries(f)[0]!);
+        const all = f.js.search(f.scorer, f.graph, f.records.count, f.records.count);
+        const s = 0.05;
+        const n = Math.floor(f.records.count * s);
+        const bitsOf = (ords: ArrayLike<number>) => {
+          const bits = new Uint32Array(Math.ceil(f.records.count / 32));
+          for (let i = 0; i < ords.length; i++) bits[ords[i]! >>> 5] |= 1 << (ords[i]! & 31);
+          return bits;
+        };
+        const nearest = resident.nearbyAcceptance(f.scorer, bitsOf(all.ords.subarray(0, n)));
+        const farthest = resident.nearbyAcceptance(f.scorer, bitsOf(all.ords.subarray(f.records.count - n)));
+        expect(nearest).toBeGreaterThan(1.5 * s);
+        expect(farthest).toBeLessThan(1.5 * s);
+        expect(nearest).toBeGreaterThan(1.5 * farthest);
+        expect(Math.abs(resident.nearbyAcceptance(f.scorer, filterOf(f.records.count, 0.3, 17, 0).bits) - 0.3)).toBeLessThan(0.1);
+        expect(resident.nearbyAcceptance(f.scorer, new Uint32Array(Math.ceil(f.records.count / 32)))).toBe(0);
+      });
+    });
+
     it('finds the accepted docs through the seeds when the entry point is far from them', () => {
       // Accept only the 1% of ords that score worst for the query: the descent lands among the
       // best; with seeds among the accepted ones the traversal still returns accepted hits.

@@ -7,7 +7,7 @@ import { KnnFloatVectorQuery } from '../query/KnnFloatVectorQuery.js';
 import { QueryStatsCollector } from '../query/QueryStatsCollector.js';
 import { monotonicMs } from '../query/executor/clock.js';
 import type { DocAndScoreQuery } from '../query/DocAndScoreQuery.js';
-import { EXPECTED_VISITS_PER_EF, planSegmentSearch, VISIT_COST_IN_SCANNED_DOCS, type SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
+import { EXPECTED_VISITS_PER_EF, FAR_FILTER, planFilteredSearch, planSegmentSearch, VISIT_COST_IN_SCANNED_DOCS, type SegmentSearch } from '../segments/index/SegmentSearchPlan.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 
 describe('the per-segment plan: graph or flat scan', () => {
@@ -24,6 +24,37 @@ describe('the per-segment plan: graph or flat scan', () => {
     expect(below.visitLimit).toBe(Math.floor(docs / VISIT_COST_IN_SCANNED_DOCS));
     // a large segment at the default beam keeps its graph
     expect(planSegmentSearch(131_072, 200, true).strategy).toBe('hnsw');
+  });
+});
+
+describe('the per-segment plan with a filter: by its cardinality and where its docs lie', () => {
+  const docs = 125_000;
+  const ef = 100;
+  const M = 16;
+
+  it('scans when no more docs pass than the beam holds, or the segment has no graph', () => {
+    expect(planFilteredSearch(docs, ef, ef, true, M).strategy).toBe('exhaustive');
+    expect(planFilteredSearch(docs, docs, ef, false, M).strategy).toBe('exhaustive');
+  });
+
+  it('a filter passing most of the query\'s neighbourhood: the graph with the filter, limited to the scan\'s cost', () => {
+    const plan = planFilteredSearch(docs, docs / 10, ef, true, M, 0.95);
+    expect(plan.strategy).toBe('hnsw');
+    expect(plan.visitLimit).toBe(Math.floor(docs / 10 / VISIT_COST_IN_SCANNED_DOCS));
+  });
+
+  it('a uniform filter of 10 %: the filtered traversal; of 1 %: the scan', () => {
+    expect(planFilteredSearch(docs, docs / 10, ef, true, M, 0.1).strategy).toBe('filtered-hnsw');
+    expect(planFilteredSearch(docs, docs / 100, ef, true, M, 0.01).strategy).toBe('exhaustive');
+  });
+
+  it('a filter whose docs lie away from the query (anti-correlated): never the traversal, the scan unless the plain graph is cheaper', () => {
+    for (const s of [0.5, 0.1]) {
+      const nearby = (FAR_FILTER * s) / 2;
+      const plan = planFilteredSearch(docs, docs * s, ef, true, M, nearby);
+      expect(plan.strategy).not.toBe('filtered-hnsw');
+      expect(planFilteredSearch(docs, docs * s, ef, true, M, 0).strategy).toBe('exhaustive');
+    }
   });
 });
 

@@ -79,6 +79,11 @@ export class BooleanQuery extends FilterQuery {
     return this.must.length === 0 ? this.filter : this.filter.length === 0 ? this.must : [...this.must, ...this.filter];
   }
 
+  private requiredRefinableLast(): readonly FilterQuery[] {
+    const required = this.required.map((q) => q.rewrite());
+    return required.some((q) => q.refines) ? [...required.filter((q) => !q.refines), ...required.filter((q) => q.refines)] : required;
+  }
+
   /** How many should clauses a doc must match here (0: they are optional). */
   get effectiveMinimumShouldMatch(): number {
     if (this.isPureNegative()) return 0;
@@ -115,10 +120,16 @@ export class BooleanQuery extends FilterQuery {
     const r = this.rewrite();
     if (r !== this) return clauses.bitset(r, leaf);
     let result: FixedBitSet | null = null;
-    for (const q of this.required) {
-      const b = clauses.bitset(q, leaf);
-      if (result === null) result = b.clone();
-      else result.and(b);
+    // Clauses that can test docs one by one (ranges) go last: once the others leave a sparse set,
+    // they refine it instead of scanning their whole column (a term on one of 1,024 values and a
+    // range on a double, per 1M docs: ~2 ms for the range's bitset, ~0.02 ms to refine).
+    for (const q of this.requiredRefinableLast()) {
+      if (result !== null && q.refines && result.cardinality() * REFINE_BELOW < leaf.maxDoc) q.refine(leaf, result);
+      else {
+        const b = clauses.bitset(q, leaf);
+        if (result === null) result = b.clone();
+        else result.and(b);
+      }
       if (result.isEmpty()) return result;
     }
     const msm = this.effectiveMinimumShouldMatch;
@@ -165,6 +176,12 @@ export class BooleanQuery extends FilterQuery {
     return this;
   }
 }
+
+/**
+ * A required clause that can refine does so when the docs left are fewer than maxDoc / this: a
+ * doc refined costs ~20x a doc of a column scan (a set bit found, a value read out of order).
+ */
+const REFINE_BELOW = 32;
 
 /** Lucene's BooleanClause.Occur, spelled as Elasticsearch's `bool` keys. */
 export type Occur = 'must' | 'filter' | 'should' | 'must_not';

@@ -34,6 +34,20 @@ export abstract class FilterQuery {
    */
   abstract bitset(leaf: FilterLeaf, clauses?: ClauseBitSets): FixedBitSet;
 
+  /**
+   * Filters that can test docs one at a time say so (`refines`) and implement refine(): clear
+   * from `set` (live docs, owned by the caller) the docs this filter does not match, reading only
+   * the set bits. A conjunction whose other clauses left few docs refines them by this clause
+   * instead of building its bitset (BooleanQuery): Lucene's leap-frog, on bitsets.
+   */
+  get refines(): boolean {
+    return false;
+  }
+
+  refine(_leaf: FilterLeaf, _set: FixedBitSet): void {
+    throw new Error(`${this.constructor.name} cannot refine a bitset`);
+  }
+
   /** Lucene's rendering (`field:value`, `field:[a TO b}`, `+a -b`). */
   abstract toString(): string;
 

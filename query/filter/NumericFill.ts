@@ -161,3 +161,40 @@ function exactMulti(values: Float64Array, exact: BigInt64Array, offsets: Int32Ar
   }
   fillFromCounts(offsets, counts, out, maxDoc);
 }
+
+/**
+ * Clears from `bits` (a set of candidate docs, a 32-doc word at a time) each doc without a value
+ * of `column` in `bounds`: the same test as fillNumericRange, doc by doc over the set bits only,
+ * so a conjunction whose other clauses left few docs pays for those, not for the column.
+ */
+export function refineNumericRange(column: NumericColumn, bounds: NumericBounds, bits: Uint32Array, maxDoc: number): void {
+  const { values, offsets, present, exactLongs } = column;
+  if (exactLongs !== null ? bounds.emptyLong : bounds.empty) {
+    bits.fill(0);
+    return;
+  }
+  const lo = bounds.lo, hi = bounds.hi;
+  const loL = bounds.loLong, hiL = bounds.hiLong, loF = Number(loL), hiF = Number(hiL);
+  const negZero = +bounds.negZero, posZero = +bounds.posZero, zeroAware = bounds.zeroAware;
+  const one = (j: number): number => {
+    const v = values[j];
+    if (exactLongs !== null) return exactMatch(v, exactLongs, j, loF, hiF, loL, hiL);
+    return zeroAware ? zeroAwareMatch(v, lo, hi, negZero, posZero) : +(v >= lo) & +(v <= hi);
+  };
+  const words = Math.min(bits.length, (maxDoc + 31) >>> 5);
+  for (let w = 0; w < words; w++) {
+    let word = bits[w];
+    if (word === 0) continue;
+    let keep = word;
+    while (word !== 0) {
+      const bit = 31 - Math.clz32(word & -word);
+      word &= word - 1;
+      const d = (w << 5) | bit;
+      let match = 0;
+      if (offsets === null) match = present !== null && ((present[w] >>> bit) & 1) === 0 ? 0 : one(d);
+      else for (let j = offsets[d], end = offsets[d + 1]; j < end && match === 0; j++) match = one(j);
+      if (match === 0) keep &= ~(1 << bit);
+    }
+    bits[w] = keep;
+  }
+}

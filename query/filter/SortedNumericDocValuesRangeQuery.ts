@@ -3,7 +3,7 @@ import type { FilterLeaf } from './FilterLeaf.js';
 import type { FixedBitSet } from './FixedBitSet.js';
 import { emptyBitSet, keepLive } from './LiveDocs.js';
 import { NumericBounds } from './NumericBounds.js';
-import { fillNumericRange } from './NumericFill.js';
+import { fillNumericRange, refineNumericRange } from './NumericFill.js';
 import { quote, type NumericValue } from './Values.js';
 
 /**
@@ -38,6 +38,10 @@ export class SortedNumericDocValuesRangeQuery extends FilterQuery {
     return `range(${quote(this.field)},${this.bounds.key()})`;
   }
 
+  override get refines(): boolean {
+    return true;
+  }
+
   bitset(leaf: FilterLeaf): FixedBitSet {
     const set = emptyBitSet(leaf);
     const column = leaf.column(this.field);
@@ -45,6 +49,13 @@ export class SortedNumericDocValuesRangeQuery extends FilterQuery {
     if (column.kind !== 'numeric') throw new TypeError(`SortedNumericDocValuesRangeQuery on keyword field [${this.field}]: use TermRangeQuery`);
     fillNumericRange(column, this.bounds, set.bits, leaf.maxDoc);
     return keepLive(set, leaf);
+  }
+
+  override refine(leaf: FilterLeaf, set: FixedBitSet): void {
+    const column = leaf.column(this.field);
+    if (column === null) set.bits.fill(0);
+    else if (column.kind !== 'numeric') throw new TypeError(`SortedNumericDocValuesRangeQuery on keyword field [${this.field}]: use TermRangeQuery`);
+    else refineNumericRange(column, this.bounds, set.bits, leaf.maxDoc);
   }
 
   toString(): string {

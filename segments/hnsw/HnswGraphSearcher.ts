@@ -231,7 +231,7 @@ export class HnswGraphSearcher {
    * neighbours, and for each rejected one, that neighbour's accepted unvisited neighbours (two
    * hops), into nbrOrds, marking each visited; at most `budget` (the first one beyond it is marked
    * but not taken). A rejected neighbour is marked visited too: it is crossed once, never scored.
-   * Once the hop holds as many accepted nodes as `node` has neighbours, rejected neighbours are
+   * Once the hop holds half as many accepted nodes as `node` has neighbours, rejected neighbours are
    * no longer crossed (marked visited only): where the filter passes many docs, two-hop lists
    * would cost checks without adding candidates the beam needs.
    */
@@ -255,14 +255,17 @@ export class HnswGraphSearcher {
         ords[n++] = f;
         continue;
       }
-      // A hop that has gathered a full list's worth of accepted nodes crosses no more rejected ones.
-      if (n >= cnt) continue;
+      // A hop that has gathered half a list's worth of accepted nodes crosses no more rejected
+      // ones: the beam then moves as an unfiltered search's does, and a filter that passes half
+      // the docs is searched like the unfiltered graph (gathering a full list scored ~2x the
+      // unfiltered search's nodes at 50 % on gen 1M x 1024).
+      if (2 * n >= cnt) continue;
       base = graph.seek(level, f);
       lists = graph.lists;
       const cnt2 = lists[base];
       for (let i = 1; i <= cnt2; i++) {
         const g = lists[base + i];
-        if (visited[g] === gen || !accept(g)) continue;
+        if (!accept(g) || visited[g] === gen) continue;
         visited[g] = gen;
         if (n >= budget) return n;
         ords[n++] = g;

@@ -196,6 +196,43 @@ export class ResidentGraphSearcher {
   }
 
   /**
+   * How much of the query's neighbourhood a filter accepts: the greedy descent through the upper
+   * levels (as search() starts, a few dozen scores), then the level-0 lists of the node it lands
+   * on and of that node's neighbours (up to M + M^2 ords, counted with repeats) checked against
+   * `bits`; no level-0 node is scored. Returns accepted / checked (1 when nothing was checked).
+   *
+   * Why: a filter's global selectivity says nothing of where its docs are. A filter correlated
+   * with the query accepts most of this neighbourhood, an anti-correlated one none of it, so the
+   * plan (SegmentSearchPlan.planFilteredSearch) prices the graph searches by this share.
+   */
+  nearbyAcceptance(scorer: KernelGraphScorer, bits: Uint32Array): number {
+    this.checkUsable(scorer);
+    if (this.graph.size() === 0) return 1;
+    this.graph.refresh();
+    const ep = this.scratch.upper.descend(scorer, this.graph, MAX_VISIT_LIMIT);
+    if (ep < 0) return 1;
+    const level0 = this.graph.store(0);
+    const { adj, stride } = level0;
+    const live = this.live.bits;
+    let checked = 0;
+    let accepted = 0;
+    const count = (o: number) => {
+      checked++;
+      accepted += (bits[o >>> 5]! >>> (o & 31)) & (live === null ? 1 : live[o >>> 5]! >>> (o & 31)) & 1;
+    };
+    const base = ep * stride;
+    const n = adj[base]!;
+    for (let i = 1; i <= n; i++) {
+      const nb = adj[base + i]!;
+      count(nb);
+      const b2 = nb * stride;
+      const n2 = adj[b2]!;
+      for (let j = 1; j <= n2; j++) count(adj[b2 + j]!);
+    }
+    return checked === 0 ? 1 : accepted / checked;
+  }
+
+  /**
    * The same search on the all-JS HnswGraphSearcher, over views of the resident graph: for a
    * query's shared multi-segment queue (Lucene's MultiLeafKnnCollector), which the kernel does
    * not do, and for side-by-side comparison. A private memory's views would be detached if it

@@ -67,27 +67,39 @@ export function planSegmentSearch(docs: number, ef: number, hasGraph: boolean): 
 
 /**
  * The plan for a segment of `docs` records of which a filter accepts `cardinality` (live and
- * passing), searched with beam `ef`. Lucene's rule bounds the cost: no plan costs much more than
- * scoring every accepted code, because a graph search is given the scan's cost as its visit
- * limit and replaced by the scan when it reaches it. Within that bound the cheapest expected
- * strategy wins, by the filter's selectivity s = cardinality / docs:
+ * passing), searched with beam `ef`, where `nearby` is the share of the query's graph
+ * neighbourhood the filter accepts (ResidentGraphSearcher.nearbyAcceptance; the selectivity
+ * itself when unknown). Lucene's rule bounds the cost: no plan costs much more than scoring every
+ * accepted code, because a graph search is given the scan's cost as its visit limit and replaced
+ * by the scan when it reaches it. Within that bound the cheapest expected strategy wins:
  * - the scan costs `cardinality` scanned docs (only passing codes are scored);
- * - the plain filtered graph scores about EXPECTED_VISITS_PER_EF x ef / s nodes (it must visit
- *   1/s nodes per accepted one), each VISIT_COST_IN_SCANNED_DOCS;
+ * - the plain filtered graph scores about EXPECTED_VISITS_PER_EF x ef / nearby nodes (it must
+ *   visit 1/nearby nodes per accepted one where it searches), each VISIT_COST_IN_SCANNED_DOCS;
  * - the filtered traversal scores accepted nodes only, about FILTERED_VISITS_PER_EF x ef, but
  *   reads the lists of the rejected neighbours it crosses: per scored node about
- *   (1 - s) x M checks of TWO_HOP_CHECK_COST scanned docs each.
+ *   (1 - nearby) x 2M checks of TWO_HOP_CHECK_COST scanned docs each. It is not planned where
+ *   the filter's docs lie away from the query (nearby below FAR_FILTER x the selectivity): there
+ *   it walks from the seeds to the nearest accepted region and stops, missing the others
+ *   (measured on gen 1M x 1024 with a filter of the farthest clusters: recall@10 0.68 at 50 %,
+ *   0.63 at 10 %, against 0.95-0.97 for the scan).
  */
-export function planFilteredSearch(docs: number, cardinality: number, ef: number, hasGraph: boolean, maxConn: number): SegmentSearchPlan {
+export function planFilteredSearch(docs: number, cardinality: number, ef: number, hasGraph: boolean, maxConn: number, nearby = cardinality / docs): SegmentSearchPlan {
   if (!hasGraph || cardinality <= ef) return SCAN;
   const s = cardinality / docs;
   const scan = cardinality;
-  const plain = (EXPECTED_VISITS_PER_EF * ef * VISIT_COST_IN_SCANNED_DOCS) / s;
-  const filtered = FILTERED_VISITS_PER_EF * ef * (VISIT_COST_IN_SCANNED_DOCS + (1 - s) * 2 * maxConn * TWO_HOP_CHECK_COST);
+  const plain = nearby > 0 ? (EXPECTED_VISITS_PER_EF * ef * VISIT_COST_IN_SCANNED_DOCS) / nearby : Infinity;
+  const filtered = nearby >= FAR_FILTER * s ? FILTERED_VISITS_PER_EF * ef * (VISIT_COST_IN_SCANNED_DOCS + (1 - nearby) * 2 * maxConn * TWO_HOP_CHECK_COST) : Infinity;
   const limit = Math.floor(scan / VISIT_COST_IN_SCANNED_DOCS);
   if (scan <= Math.min(plain, filtered)) return SCAN;
   return { strategy: filtered < plain ? 'filtered-hnsw' : 'hnsw', visitLimit: limit };
 }
+
+/**
+ * A filter whose share of the query's neighbourhood is below this fraction of its selectivity is
+ * "far" from the query (anti-correlated): no filtered traversal. A uniform filter's nearby share
+ * is its selectivity give or take sampling noise (~1,000 ords checked), an anti-correlated one's 0.
+ */
+export const FAR_FILTER = 0.25;
 
 /** Scored nodes per unit of beam width in a filtered traversal (more than unfiltered: two-hop hops land on fewer good nodes). */
 export const FILTERED_VISITS_PER_EF = 6;

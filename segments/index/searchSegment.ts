@@ -69,6 +69,8 @@ export interface SegmentKnnResult {
   readonly strategy: SegmentStrategy;
   /** Milliseconds spent quantizing the query (only when profiled; 0 otherwise). */
   readonly quantizeMs?: number;
+  /** A filtered search: the share of the query's graph neighbourhood the filter accepts, as the plan saw it. */
+  readonly nearby?: number;
 }
 
 /**
@@ -113,10 +115,10 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
   }
   const quantizeMs = options.profile ? performance.now() - quantizeAt : 0;
   try {
-    const { result, strategy } = options.filter ? searchFiltered(seg, scorer, options, options.filter) : searchCodes(seg, scorer, options);
+    const { result, strategy, nearby } = options.filter ? searchFiltered(seg, scorer, options, options.filter) : { ...searchCodes(seg, scorer, options), nearby: undefined };
     const table = handle.vectors.ordToDoc;
     const docs = table ? Int32Array.from(result.ords, (o) => table[o]) : result.ords;
-    return { docs, scores: result.scores, visited: result.visited, strategy, quantizeMs };
+    return { docs, scores: result.scores, visited: result.visited, strategy, quantizeMs, ...(nearby !== undefined ? { nearby } : {}) };
   } finally {
     encoded?.release();
   }
@@ -153,19 +155,22 @@ function searchCodes(seg: LoadedSegment, scorer: KernelGraphScorer, options: Seg
  * that reaches the plan's visit limit (the scan's cost) or returns fewer than k hits is replaced
  * by the scan, so a segment returns min(k, accepted) hits, never fewer because of the filter.
  */
-function searchFiltered(seg: LoadedSegment, scorer: KernelGraphScorer, options: SegmentSearchOptions, filter: SegmentFilter): { result: KnnSearchResult; strategy: SegmentStrategy } {
+function searchFiltered(seg: LoadedSegment, scorer: KernelGraphScorer, options: SegmentSearchOptions, filter: SegmentFilter): { result: KnnSearchResult; strategy: SegmentStrategy; nearby?: number } {
   const handle = seg.handle;
   const k = options.k;
   const ef = Math.max(k, options.ef);
   if (filter.cardinality === 0) return { result: { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false }, strategy: 'exhaustive' };
   const bits = acceptedOrds(handle, filter.bits);
   const wanted = options.strategy ?? 'auto';
+  // Where the filter's docs lie relative to the query prices the graph searches (a descent and
+  // ~1,000 bit checks; not needed when the plan scans anyway).
+  const nearby = wanted === 'auto' && seg.graph && filter.cardinality > ef ? seg.graph.nearbyAcceptance(scorer, bits) : filter.cardinality / scorer.maxOrd;
   const plan: SegmentSearchPlan = wanted === 'auto'
-    ? planFilteredSearch(scorer.maxOrd, filter.cardinality, ef, seg.graph !== null, seg.graph?.graph.layout.stride ? (seg.graph.graph.layout.stride - 1) / 2 : 16)
+    ? planFilteredSearch(scorer.maxOrd, filter.cardinality, ef, seg.graph !== null, seg.graph?.graph.layout.stride ? (seg.graph.graph.layout.stride - 1) / 2 : 16, nearby)
     : { strategy: seg.graph ? wanted : 'exhaustive', visitLimit: Infinity };
   const scan = (visitedBefore: number) => {
     const r = exactSearch(scorer, k, bits);
-    return { result: { ...r, visited: r.visited + visitedBefore }, strategy: 'exhaustive' as const };
+    return { result: { ...r, visited: r.visited + visitedBefore }, strategy: 'exhaustive' as const, nearby };
   };
   if (plan.strategy === 'exhaustive' || !seg.graph) return scan(0);
   const graphFilter: GraphFilter = { bits, twoHop: plan.strategy === 'filtered-hnsw', seeds: plan.strategy === 'filtered-hnsw' ? sampleSeeds(bits, FILTER_SEEDS) : null };
@@ -174,7 +179,7 @@ function searchFiltered(seg: LoadedSegment, scorer: KernelGraphScorer, options: 
     ? seg.graph.searchJs(scorer, k, options.ef, global, plan.visitLimit, graphFilter)
     : seg.graph.search(scorer, k, options.ef, plan.visitLimit, graphFilter);
   if (result.earlyTerminated || result.ords.length < Math.min(k, filter.cardinality)) return scan(result.visited);
-  return { result, strategy: plan.strategy };
+  return { result, strategy: plan.strategy, nearby };
 }
 
 /** The filter's docs as ords: the same bitset when ord = doc (prescore's dense segments). */

@@ -520,8 +520,8 @@
                 (local.set $n (i32.add (local.get $n) (i32.const 1)))
                 (br $nbr)))
             ;; filtered traversal, $f rejected: cross it to its accepted unvisited neighbours,
-            ;; unless this hop already holds as many accepted nodes as the node has neighbours
-            (br_if $nbr (i32.ge_s (local.get $n) (local.get $cnt)))
+            ;; unless this hop already holds half as many accepted nodes as the node has neighbours
+            (br_if $nbr (i32.ge_s (i32.shl (local.get $n) (i32.const 1)) (local.get $cnt)))
             (local.set $base2 (i32.add (local.get $adj) (i32.mul (local.get $f) (local.get $stride))))
             (local.set $cnt2 (i32.load (local.get $base2)))
             (local.set $j2 (i32.const 1))
@@ -530,9 +530,11 @@
                 (br_if $hop2Done (i32.gt_s (local.get $j2) (local.get $cnt2)))
                 (local.set $f (i32.load (i32.add (local.get $base2) (i32.shl (local.get $j2) (i32.const 2)))))
                 (local.set $j2 (i32.add (local.get $j2) (i32.const 1)))
-                (br_if $hop2 (i32.eq (i32.load (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2)))) (local.get $gen)))
+                ;; the filter bit first: the bitset stays in cache, the stamps (4 bytes per node)
+                ;; do not, and most second-hop nodes of a selective filter are rejected
                 (br_if $hop2 (i32.eqz (i32.and (i32.shr_u (i32.load (i32.add (local.get $live) (i32.shl (i32.shr_u (local.get $f) (i32.const 5)) (i32.const 2))))
                   (i32.and (local.get $f) (i32.const 31))) (i32.const 1))))
+                (br_if $hop2 (i32.eq (i32.load (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2)))) (local.get $gen)))
                 (i32.store (i32.add (local.get $visited) (i32.shl (local.get $f) (i32.const 2))) (local.get $gen))
                 (br_if $nbrDone (i32.ge_s (local.get $n) (local.get $budget)))
                 (i32.store (i32.add (local.get $nbrOrds) (i32.shl (local.get $n) (i32.const 2))) (local.get $f))

@@ -12,8 +12,10 @@
  *
  *   npm run bench:filter -- [--sizes 1000000x1024,200000x768] [--queries 200] [--json FILE]
  *     [--filters uniform-10,anti-50] [--segment-search auto|exhaustive|hnsw|filtered-hnsw] [--no-warm]
+ *     [--oversample X] [--num-candidates N]
  *
- * The fp32 vectors are read once first (a warm run: the figures compare the filter's cost, not the
+ * --segment-search, --oversample and --num-candidates override the defaults on the filtered searches
+ * only (diagnostics: what a strategy or a wider beam buys). The fp32 vectors are read once first (a warm run: the figures compare the filter's cost, not the
  * disk's); --no-warm leaves them as they are.
  *
  * It ends with the acceptance checks: recall@10 >= 0.95 everywhere and 1.00 at <= 0.1 %; p50 <=
@@ -40,11 +42,16 @@ import { benchDataset, summarize, table, type BenchDataset } from './benchData.j
 import { spawnSync } from 'node:child_process';
 
 const { values } = parseArgs({
-  options: { sizes: { type: 'string' }, queries: { type: 'string' }, json: { type: 'string' }, 'segment-search': { type: 'string' }, filters: { type: 'string' }, 'no-warm': { type: 'boolean' } },
+  options: { sizes: { type: 'string' }, queries: { type: 'string' }, json: { type: 'string' }, 'segment-search': { type: 'string' }, filters: { type: 'string' }, 'no-warm': { type: 'boolean' }, oversample: { type: 'string' }, 'num-candidates': { type: 'string' } },
 });
 /** Force one strategy on the filtered searches (diagnostics; default the planner's). */
 const forced = values['segment-search'] as SegmentSearch | undefined;
 if (forced !== undefined && !(SEGMENT_SEARCHES as readonly string[]).includes(forced)) throw new Error(`--segment-search must be one of ${SEGMENT_SEARCHES.join(', ')}`);
+const tuning = {
+  ...(values.oversample !== undefined ? { oversample: Number(values.oversample) } : {}),
+  ...(values['num-candidates'] !== undefined ? { numCandidates: Number(values['num-candidates']) } : {}),
+  ...(forced !== undefined ? { segmentSearch: forced } : {}),
+};
 const K = 10;
 const WARMUP = 20;
 const sizes = (values.sizes ?? '1000000x1024,200000x768').split(',').map((s) => {
@@ -141,8 +148,8 @@ for (const { n, dim } of sizes) {
   };
   const kinds = filterSet.kinds.map((k) => k.name).filter((k) => values.filters === undefined || values.filters.split(',').includes(k));
   if (!values['no-warm']) for (const f of readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec'))) warmFile(join(ds.indexDir, f));
-  const per = new Map<string, { ms: number[]; recall: number[]; visited: number[]; filterMs: number[]; strategies: Map<string, number>; cardinality: number[] }>();
-  for (const k of ['unfiltered', ...kinds]) per.set(k, { ms: [], recall: [], visited: [], filterMs: [], strategies: new Map(), cardinality: [] });
+  const per = new Map<string, { ms: number[]; firstPhaseMs: number[]; recall: number[]; visited: number[]; filterMs: number[]; strategies: Map<string, number>; cardinality: number[]; nearby: number[] }>();
+  for (const k of ['unfiltered', ...kinds]) per.set(k, { ms: [], firstPhaseMs: [], recall: [], visited: [], filterMs: [], strategies: new Map(), cardinality: [], nearby: [] });
   const vec = (i: number) => q.vectors.subarray(i * q.dims, (i + 1) * q.dims);
   process.stderr.write(`bench:filter ${tag}: ${queries} queries x (1 + ${kinds.length} filters)\n`);
   try {
@@ -154,17 +161,20 @@ for (const { n, dim } of sizes) {
         const f = name === 'unfiltered' ? null : filterSet.entries[qi * filterSet.perQuery + filterSet.kinds.findIndex((k) => k.name === name)]!;
         const filter = f ? parse(f.filter) : null;
         const t0 = performance.now();
-        const r = await idx.search(vec(qi), { k: K, filter, ...(filter && forced ? { segmentSearch: forced } : {}) });
+        const r = await idx.search(vec(qi), { k: K, filter, ...(filter ? tuning : {}) });
         const ms = performance.now() - t0;
         const row = per.get(name)!;
         row.ms.push(ms);
         row.visited.push(r.stats.visited);
+        row.firstPhaseMs.push(r.stats.timings.firstPhaseMs);
         if (f) {
           const want = new Set([...truth[f.row]!.subarray(0, K)].map(String));
           const expected = Math.min(K, f.cardinality);
           row.recall.push(expected === 0 ? (r.hits.length === 0 ? 1 : 0) : r.hits.filter((h) => want.has(h.id)).length / expected);
           row.filterMs.push(r.stats.timings.filterMs ?? 0);
           row.cardinality.push(f.cardinality);
+          const segs = r.stats.filter ?? [];
+          if (segs.length) row.nearby.push(segs.reduce((a, s) => a + s.nearby, 0) / segs.length);
           for (const s of r.stats.filter ?? []) row.strategies.set(s.strategy, (row.strategies.get(s.strategy) ?? 0) + 1);
         }
       }
@@ -182,7 +192,7 @@ for (const { n, dim } of sizes) {
     const cost = kind ? bitsetCost(ds.indexDir, mapping, parse(filterSet.entries[filterSet.kinds.findIndex((k) => k.name === name)]!.filter)) : null;
     const recall = r.recall.length ? r.recall.reduce((a, b) => a + b, 0) / r.recall.length : NaN;
     const strategies = [...r.strategies].map(([k, v]) => `${k} ${Math.round((100 * v) / Math.max(1, [...r.strategies.values()].reduce((a, b) => a + b, 0)))}%`).join(', ');
-    results[name] = { ...s, recall, visited: summarize(r.visited).p50, filterMsP50: r.filterMs.length ? summarize(r.filterMs).p50 : 0, strategies: Object.fromEntries(r.strategies), bitset: cost };
+    results[name] = { ...s, firstPhaseMsP50: summarize(r.firstPhaseMs).p50, recall, visited: summarize(r.visited).p50, filterMsP50: r.filterMs.length ? summarize(r.filterMs).p50 : 0, strategies: Object.fromEntries(r.strategies), bitset: cost };
     rows.push([
       name,
       kind ? summarize(r.cardinality).p50 : '-',
@@ -191,7 +201,9 @@ for (const { n, dim } of sizes) {
       s.p99,
       (s.p50 / base.p50).toFixed(2),
       (s.p99 / base.p99).toFixed(2),
+      summarize(r.firstPhaseMs).p50,
       summarize(r.visited).p50,
+      r.nearby.length ? summarize(r.nearby).p50.toFixed(3) : '-',
       r.filterMs.length ? summarize(r.filterMs).p50 : '-',
       cost ? cost.uncached.toFixed(2) : '-',
       cost ? cost.cached.toFixed(3) : '-',
@@ -209,7 +221,7 @@ for (const { n, dim } of sizes) {
   }
   process.stdout.write(
     `\nbench:filter ${tag} (k=${K}, default settings, ${queries} queries, single stream; unfiltered p50 ${base.p50.toFixed(2)} ms, p99 ${base.p99.toFixed(2)} ms)\n` +
-      `${table(['filter', 'accepted', 'recall@10', 'p50 ms', 'p99 ms', 'p50 x', 'p99 x', 'visited', 'filter ms', 'bitset ms/1M', 'cached ms/1M', 'strategies (segments)'], rows)}\n`,
+      `${table(['filter', 'accepted', 'recall@10', 'p50 ms', 'p99 ms', 'p50 x', 'p99 x', 'first phase ms', 'visited', 'nearby', 'filter ms', 'bitset ms/1M', 'cached ms/1M', 'strategies (segments)'], rows)}\n`,
   );
   (out.runs as unknown[]).push({ index: tag, queries, unfiltered: base, results });
 }
