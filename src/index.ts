@@ -40,6 +40,7 @@ export { DirectoryReader } from '../segments/index/DirectoryReader.js';
 export type { IndexReader, LeafReaderContext, SegmentReader } from '../segments/index/IndexReader.js';
 export { LuceneIndexReader, type LuceneIndexReaderOptions } from '../segments/lucene/LuceneIndexReader.js';
 export { buildIndex, type BuildOptions, type BuildReport } from './api/buildIndex.js';
+export { Mapping, MappingError } from '../segments/document/Mapping.js';
 export type { QuantizationOptions } from '../segments/quantized/ScalarQuantizedVectorsWriter.js';
 export { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 export { InputError } from '../segments/input/index.js';
