@@ -150,7 +150,12 @@ function readMapping(path: string): Mapping {
   try {
     return Mapping.parse(json);
   } catch (e) {
-    if (e instanceof MappingError) throw new MappingError(e.path, `--mapping ${path}: ${e.message}`);
+    if (e instanceof MappingError) {
+      // The same path and reason, the message led by the file (`--mapping m.json: [price]: ...`).
+      const named = new MappingError(e.path, e.reason);
+      named.message = `--mapping ${path}: ${e.message}`;
+      throw named;
+    }
     throw e;
   }
 }

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { buildCommand } from './buildCommand.js';
 import { startCommand } from './startCommand.js';
 import { genCommand } from './gen/genCommand.js';
-import { serveCommand } from './http/index.js';
+import { serveCommand, serveUsage } from './http/index.js';
+import { serveExamplesText } from './serveHelp.js';
 import { loadCommand } from '../load/index.js';
 import { openIndex } from './api/openIndex.js';
 import { openLuceneIndex, sidecarEventLine } from './api/openLuceneIndex.js';
@@ -15,21 +16,34 @@ export const USAGE = `Usage: prescore <command> [options]
 Commands:
   start     demo: generate + build a 100k x 384 index on first run, then serve it
   gen       generate an embedding-like dataset with exact ground truth
-  build     build an index from .fvecs, .npy or .jsonl vectors
+  build     build an index from documents (.jsonl, _bulk NDJSON) or .fvecs/.npy vectors
   serve     serve an index over HTTP (POST /v1/search, POST /:index/_search, /metrics)
   load      open-loop Poisson load test against a running server
   info      describe an index (segments, sizes, page-cache residency)
   check     verify every byte of an index (CRC32 of every file)
 
-Run \`prescore <command> --help\` for a command's options.
+Run \`prescore <command> --help\` for a command's options; \`prescore serve --help\` also shows
+a filtered search returning documents (\`_source\`) in both request shapes and from the library.
 `;
+
+/** `prescore serve --help`: the options, then examples of filtered searches (serveHelp.ts). */
+export function serveHelp(): string {
+  return `${serveUsage()}\n\n${serveExamplesText()}\n`;
+}
+
+const wantsHelp = (argv: readonly string[]) => argv.some((a) => a === '-h' || a === '--help');
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   start: startCommand,
   gen: genCommand,
   build: buildCommand,
-  serve: (argv) =>
-    serveCommand(argv, indexOpener(openIndex, (dir, o) => openLuceneIndex(dir, { ...o, onSidecar: (e) => process.stderr.write(sidecarEventLine(e) + '\n') }))),
+  serve: async (argv) => {
+    if (wantsHelp(argv)) {
+      process.stdout.write(serveHelp());
+      return 0;
+    }
+    return serveCommand(argv, indexOpener(openIndex, (dir, o) => openLuceneIndex(dir, { ...o, onSidecar: (e) => process.stderr.write(sidecarEventLine(e) + '\n') })));
+  },
   load: (argv) => loadCommand(argv),
   info: infoCommand,
   check: checkCommand,

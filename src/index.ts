@@ -3,6 +3,7 @@
  *
  *   const index = await openIndex('data/demo/index');
  *   const { hits, stats } = await index.search(vector, { k: 10, oversample: 3 });
+ *   const filtered = await index.search(vector, { k: 10, filter: new TermQuery('category', 'books'), source: true });
  *   await index.close();
  */
 export { openIndex, openReader, DEFAULT_NUM_CANDIDATES, type OpenIndexOptions } from './api/openIndex.js';
@@ -19,10 +20,27 @@ export type { ScoreDoc, TotalHits, TotalHitsRelation } from '../query/ScoreDoc.j
 export { VectorSimilarityFunction, type SimilarityName } from '../segments/index/VectorSimilarityFunction.js';
 export { DoubleValuesSource, FullPrecisionFloatVectorSimilarityValuesSource } from '../query/DoubleValuesSource.js';
 export { PREFETCH_POLICIES, type PrefetchPolicyName } from '../query/prefetch/PrefetchPolicy.js';
+export {
+  FilterQuery,
+  TermQuery,
+  TermInSetQuery,
+  TermRangeQuery,
+  SortedNumericDocValuesRangeQuery,
+  FieldExistsQuery,
+  IdsQuery,
+  BooleanQuery,
+  MatchAllDocsQuery,
+  MatchNoDocsQuery,
+  calculateMinShouldMatch,
+  type BooleanClauses,
+  type FilterValue,
+  type NumericValue,
+} from '../query/filter/index.js';
 export { DirectoryReader } from '../segments/index/DirectoryReader.js';
 export type { IndexReader, LeafReaderContext, SegmentReader } from '../segments/index/IndexReader.js';
 export { LuceneIndexReader, type LuceneIndexReaderOptions } from '../segments/lucene/LuceneIndexReader.js';
 export { buildIndex, type BuildOptions, type BuildReport } from './api/buildIndex.js';
+export { Mapping, MappingError } from '../segments/document/Mapping.js';
 export type { QuantizationOptions } from '../segments/quantized/ScalarQuantizedVectorsWriter.js';
 export { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 export { InputError } from '../segments/input/index.js';
