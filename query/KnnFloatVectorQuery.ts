@@ -68,7 +68,9 @@ export interface KnnOptions {
  * The facade builds one from a filter query and its cache (query/filter).
  */
 export interface KnnFilter {
+  /** The live docs of `leaf` the filter accepts. */
   accepted(leaf: LeafReaderContext): SegmentFilter;
+  /** The filter as Lucene renders it (for profiles and errors). */
   toString(): string;
 }
 

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { MappingError } from '../segments/document/Mapping.js';
 import { parseArgs } from 'node:util';
-import { Mapping, MappingError } from '../segments/document/Mapping.js';
+import { readMappingFile } from './mappingFile.js';
 import { Executor } from './executor/Executor.js';
 import { formatDuration } from './progress/Progress.js';
 import { DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_GRAPH_BEAM_WIDTH, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
@@ -102,7 +102,7 @@ export async function buildCommand(argv: string[]): Promise<number> {
   try {
     if (!values.input) throw new UsageError('--input is required');
     if (!values.out) throw new UsageError('--out is required');
-    const mapping = values.mapping === undefined ? undefined : readMapping(values.mapping);
+    const mapping = values.mapping === undefined ? undefined : readMappingFile(values.mapping);
     if (!values.similarity && !mapping?.vectorField()) throw new UsageError('--similarity is required (cosine, dot_product, l2_norm or max_inner_product), or a --mapping with a dense_vector field');
     const similarity = values.similarity ? VectorSimilarityFunction.fromName(values.similarity) : undefined;
     const threads = integerFlag('threads', values.threads);
@@ -136,27 +136,6 @@ export async function buildCommand(argv: string[]): Promise<number> {
     return e instanceof UsageError || e instanceof RangeError || e instanceof MappingError ? 2 : 1;
   } finally {
     await Executor.shutdown();
-  }
-}
-
-/** The --mapping file, read as Elasticsearch's mappings; errors name the file and the field path. */
-function readMapping(path: string): Mapping {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new UsageError(`--mapping ${path}: ${(e as Error).message}`);
-  }
-  try {
-    return Mapping.parse(json);
-  } catch (e) {
-    if (e instanceof MappingError) {
-      // The same path and reason, the message led by the file (`--mapping m.json: [price]: ...`).
-      const named = new MappingError(e.path, e.reason);
-      named.message = `--mapping ${path}: ${e.message}`;
-      throw named;
-    }
-    throw e;
   }
 }
 

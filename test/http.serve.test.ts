@@ -1,4 +1,7 @@
 import { EventEmitter } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import type { VectorIndex } from '../src/api/types.js';
@@ -207,6 +210,25 @@ describe('prescore serve', () => {
     if (c === 'help') return;
     expect(c.dir).toBe('./data/my-index/');
     expect(c.server).toMatchObject({ name: 'my-index', host: '127.0.0.1', port: 8080, maxInflight: 32, maxQueue: 32, maxBodyBytes: 1048576, defaultTimeoutMs: 10000 });
+  });
+
+  it('--mapping gives a Lucene directory the mapping its files lack, and is refused for a prescore index', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prescore-serve-mapping-'));
+    const good = join(dir, 'mapping.json');
+    writeFileSync(good, JSON.stringify({ properties: { year: { type: 'integer' }, category: { type: 'keyword' } } }));
+    const c = parseServeArgs(['--lucene', '/idx', '--mapping', good], {});
+    if (c === 'help') throw new Error('unexpected help');
+    expect(c.open.mapping?.fieldPaths).toEqual(['category', 'year']);
+    // The environment variable works too; the flag wins over it.
+    const viaEnv = parseServeArgs(['--lucene', '/idx'], { PRESCORE_MAPPING: good });
+    if (viaEnv === 'help') throw new Error('unexpected help');
+    expect(viaEnv.open.mapping?.field('year')?.type).toBe('integer');
+
+    expect(() => parseServeArgs(['--index', '/idx', '--mapping', good], {})).toThrow(/--mapping \(or PRESCORE_MAPPING\) is for --lucene directories/);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ properties: { year: { type: 'integr' } } }));
+    expect(() => parseServeArgs(['--lucene', '/idx', '--mapping', bad], {})).toThrow(new RegExp(`--mapping ${bad}: .*year`));
+    expect(() => parseServeArgs(['--lucene', '/idx', '--mapping', join(dir, 'missing.json')], {})).toThrow(/--mapping .*missing\.json: ENOENT/);
   });
 });
 

@@ -4,6 +4,7 @@ import { FixedBitSet } from './FixedBitSet.js';
 import { MatchAllDocsQuery } from './MatchAllDocsQuery.js';
 import { MatchNoDocsQuery } from './MatchNoDocsQuery.js';
 
+/** A BooleanQuery's clauses by occurrence, as Elasticsearch's `bool` names them. */
 export interface BooleanClauses {
   /** Required (Lucene's MUST; for a filter the same as `filter`: nothing scores). */
   readonly must?: readonly FilterQuery[];

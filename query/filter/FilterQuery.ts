@@ -44,6 +44,7 @@ export abstract class FilterQuery {
     return false;
   }
 
+  /** Clears from `set` the docs this filter does not match; only filters whose `refines` is true implement it. */
   refine(_leaf: FilterLeaf, _set: FixedBitSet): void {
     throw new Error(`${this.constructor.name} cannot refine a bitset`);
   }
@@ -61,6 +62,7 @@ export abstract class FilterQuery {
     return [];
   }
 
+  /** Whether `other` matches the same docs by construction (the same canonical cacheKey). */
   equals(other: FilterQuery): boolean {
     return this === other || this.cacheKey === other.cacheKey;
   }

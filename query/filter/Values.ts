@@ -5,6 +5,7 @@
  * booleans (1 / 0).
  */
 export type FilterValue = string | number | bigint | boolean;
+/** A numeric filter value after coercion: a double, or a bigint for a long beyond ±2^53. */
 export type NumericValue = number | bigint;
 
 /** 2^53: integers up to it in magnitude are exact as doubles. */

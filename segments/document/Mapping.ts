@@ -97,6 +97,7 @@ export class Mapping {
     return [...this.fields.keys()].sort();
   }
 
+  /** Whether `path` is a mapped object (it holds fields rather than values). */
   isObject(path: string): boolean {
     return this.objects.has(path);
   }

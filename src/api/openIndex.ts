@@ -98,7 +98,11 @@ let openCount = 0;
  * A filtered search rescores every accepted doc when the filter accepts at most this many (over
  * all segments): then its hits are the exact top k among them. Rescoring 1,000 docs costs about
  * what rescoring k x oversample = 50 does when warm times 20 (fp32 dot products, ~0.3 us each at
- * 1024 dims), and lifts recall to 1 where the 1-bit first phase would pick 50 of them.
+ * 1024 dims), and lifts recall to 1 where the 1-bit first phase would pick 50 of them. Measured on
+ * gen 1M x 1024, filters accepting 0.1% (1,000 docs), 100 queries: recall@10 1.000 / 1.000 / 1.000
+ * (uniform / correlated / anti-correlated) at about 3 ms more per search, against 1.000 / 0.993 /
+ * 0.979 when only the first phase's best 50 are rescored. Elasticsearch makes the same trade: a
+ * filter matching fewer docs than num_candidates is searched exactly.
  */
 export const RESCORE_ALL_ACCEPTED = 1_000;
 

@@ -32,7 +32,7 @@ export interface OpenLuceneIndexOptions extends OpenIndexOptions, Partial<Sideca
    * filter on those fields by name. Default: none (numbers read as longs; filters still work on
    * keyword and long fields through the library's query classes).
    */
-  readonly mapping?: Record<string, unknown>;
+  readonly mapping?: Record<string, unknown> | Mapping;
 }
 
 /**
@@ -61,7 +61,7 @@ export async function openLuceneIndex(dir: string, options: OpenLuceneIndexOptio
       firstPhase: options.firstPhase,
     });
     if (options.checkIntegrity) reader.checkIntegrity();
-    if (options.mapping) reader.mapping = Mapping.parse(options.mapping);
+    if (options.mapping) reader.mapping = options.mapping instanceof Mapping ? options.mapping : Mapping.parse(options.mapping);
   } catch (e) {
     // Do not leave a pool this call created running (it would keep the process alive).
     if (!hadExecutor) await Executor.shutdown();

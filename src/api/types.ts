@@ -91,9 +91,12 @@ export interface SearchOptions {
   readonly docvalueFields?: readonly (string | DocvalueField)[];
 }
 
+/** Which part of a document's `_source` a hit or a get carries: all, none, field patterns, or includes/excludes. */
 export type SourceOption = boolean | readonly string[] | { readonly includes?: readonly string[]; readonly excludes?: readonly string[]; readonly excludeVectors?: boolean };
 
+/** A `docvalue_fields` entry with a format. */
 export interface DocvalueField {
+  /** The field (or pattern) whose doc values are returned. */
   readonly field: string;
   /** For dates: `epoch_millis`, or the default ISO 8601 (`strict_date_optional_time`). */
   readonly format?: string;
@@ -108,9 +111,13 @@ export interface IndexedDoc {
   readonly fields?: Record<string, unknown[]>;
 }
 
+/** What a fetched document carries (`get`, `mget`, `storedFields()`), as SearchOptions spells it for hits. */
 export interface GetOptions {
+  /** The `_source` to return (default: all of it). */
   readonly source?: SourceOption;
+  /** Mapped fields (patterns) whose values are returned in `fields`. */
   readonly fields?: readonly string[];
+  /** Fields whose doc values are returned in `fields`. */
   readonly docvalueFields?: readonly (string | DocvalueField)[];
 }
 
@@ -215,7 +222,10 @@ export interface VectorIndex {
   /** Live documents a filter accepts (all live documents without one): Elasticsearch's `_count`. */
   count?(filter?: KnnFilter | FilterQuery | null): Promise<number>;
   /** Lucene's IndexSearcher.storedFields(): a document by global doc number. */
-  storedFields?(): { document(doc: number, options?: GetOptions): IndexedDoc };
+  storedFields?(): {
+    /** The document with global doc number `doc`. */
+    document(doc: number, options?: GetOptions): IndexedDoc;
+  };
   /** The docs a filter accepts, in doc order (a filter-only query): `size` of them from `from`, and how many there are. */
   match?(filter: FilterQuery, options: GetOptions & { readonly from: number; readonly size: number }): Promise<{ readonly total: number; readonly hits: readonly IndexedDoc[] }>;
 }

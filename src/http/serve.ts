@@ -4,6 +4,9 @@
  * defaults (flags win).
  */
 import { basename, resolve } from 'node:path';
+import { MappingError, type Mapping } from '../../segments/document/Mapping.js';
+import { UsageError } from '../cliFlags.js';
+import { readMappingFile } from '../mappingFile.js';
 import { parseArgs } from 'node:util';
 import { DEFAULT_OVERSAMPLE, KNN_THREADS, READ_PATHS, RESCORE_THREADS, type KnnThread, type ReadPath, type RescoreThread, type VectorIndex } from '../api/types.js';
 import { DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
@@ -24,6 +27,8 @@ export interface OpenIndexRequest {
   readonly field: string | undefined;
   /** `--sidecar-dir`: where a Lucene index's 1-bit sidecar lives (default: under ~/.cache/prescore). */
   readonly sidecarDir: string | undefined;
+  /** `--mapping FILE` (Lucene directories): the index's mapping, which Lucene's files do not hold. */
+  readonly mapping?: Mapping;
   /** `--first-phase`: 'codes' (1-bit codes in RAM, a sidecar for Lucene) or 'graph' (the graph and fp32 vectors on disk). */
   readonly firstPhase?: FirstPhaseMode;
   /** `--knn-thread`: where the first phase runs (default the engine's, adaptive). */
@@ -65,6 +70,12 @@ export const SERVE_SETTINGS = {
   lucene: { flag: 'lucene', env: 'PRESCORE_LUCENE', arg: 'DIR', help: 'serve a Lucene index directory instead (read-only)' },
   field: { flag: 'field', env: 'PRESCORE_FIELD', arg: 'NAME', help: 'vector field to serve (Lucene directories)' },
   sidecarDir: { flag: 'sidecar-dir', env: 'PRESCORE_SIDECAR_DIR', arg: 'DIR', help: "Lucene directories: where prescore's 1-bit codes are built (never inside the Lucene directory)" },
+  mapping: {
+    flag: 'mapping',
+    env: 'PRESCORE_MAPPING',
+    arg: 'FILE',
+    help: "Lucene directories: the index's mapping, Elasticsearch's `mappings` object as JSON (Lucene's files hold none); filters, fields and docvalue_fields name its fields",
+  },
   firstPhase: {
     flag: 'first-phase',
     env: 'PRESCORE_FIRST_PHASE',
@@ -125,8 +136,6 @@ export function serveUsage(): string {
   ].join('\n');
 }
 
-class UsageError extends Error {}
-
 /** The parsed command line: where the index is, how to open it, how to serve it. */
 export interface ServeConfig {
   readonly dir: string;
@@ -181,6 +190,16 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   const knnThread = oneOf('knnThread', KNN_THREADS);
   const rescoreThread = oneOf('rescoreThread', RESCORE_THREADS);
   const name = get('name') ?? defaultIndexName(dir);
+  const mappingFile = get('mapping');
+  if (mappingFile !== undefined && luceneDir === undefined) {
+    throw new UsageError(`${where('mapping')} is for --lucene directories: a prescore index keeps the mapping it was built with`);
+  }
+  let mapping: Mapping | undefined;
+  try {
+    mapping = mappingFile === undefined ? undefined : readMappingFile(mappingFile);
+  } catch (e) {
+    throw e instanceof MappingError ? new UsageError(e.message) : e;
+  }
 
   let server: ServerOptions;
   try {
@@ -204,7 +223,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   }
   return {
     dir,
-    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath, field: get('field'), sidecarDir: get('sidecarDir'), firstPhase, knnThread, rescoreThread },
+    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath, field: get('field'), sidecarDir: get('sidecarDir'), mapping, firstPhase, knnThread, rescoreThread },
     server,
   };
 }
