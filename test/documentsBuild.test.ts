@@ -8,7 +8,7 @@ import { Mapping } from '../segments/document/Mapping.js';
 import { sortableLongToDouble } from '../segments/document/SortableNumbers.js';
 import { readLatestCommit } from '../segments/index/CommitPoint.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
-import { ID_FIELD_NUMBER, SOURCE_FIELD_NUMBER } from '../segments/index/SegmentDocumentsWriter.js';
+import { ID_FIELD_NUMBER, SOURCE_FIELD_NUMBER, SOURCE_STORED_FIELDS } from '../segments/index/SegmentDocumentsWriter.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { InputError, writeFvecs } from '../segments/input/index.js';
 
@@ -110,6 +110,10 @@ describe('prescore build with documents', () => {
       const source = leaf.reader.documents!.storedFields.documentFields(5).find((f) => f.fieldNumber === SOURCE_FIELD_NUMBER)!.value as Uint8Array;
       expect(JSON.parse(decoder.decode(source))).toMatchObject({ category: 'c0', tags: ['green'] });
       expect(leaf.reader.documents!.fieldInfos.fieldInfo('tags')?.docValuesType).toBe('SORTED_SET');
+      // Stored fields in small chunks (SOURCE_STORED_FIELDS), recorded in .fdm, so a hit's source reads little.
+      const stored = leaf.reader.documents!.storedFields;
+      expect(stored.chunkSize).toBe(SOURCE_STORED_FIELDS.chunkSize);
+      expect(stored.numChunks).toBeGreaterThanOrEqual(Math.ceil(leaf.reader.maxDoc / SOURCE_STORED_FIELDS.maxDocsPerChunk));
     } finally {
       reader.close();
     }

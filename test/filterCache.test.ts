@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BooleanQuery,
+  cacheLeafClauses,
   FieldExistsQuery,
   FilterCache,
   type FixedBitSet,
@@ -87,7 +88,7 @@ describe('FilterCache', () => {
     expect(cache.stats()).toMatchObject({ entries: 0, bytes: 0, misses: 2 });
   });
 
-  it('caches the clauses of a bool, not the bool; composing never changes a cached clause', () => {
+  it('on its first use caches the clauses of a bool, not the bool; composing never changes a cached clause', () => {
     const cache = new FilterCache();
     const range = new SortedNumericDocValuesRangeQuery('x', 0, 3);
     const cachedTerm = cache.bitset(term, leaf).clone();
@@ -95,10 +96,38 @@ describe('FilterCache', () => {
     const result = cache.bitset(bool, leaf);
     expect(result.equals(bool.bitset(leaf))).toBe(true);
     expect(cache.bitset(term, leaf).equals(cachedTerm)).toBe(true);
-    expect(cache.stats()).toMatchObject({ entries: 3, misses: 3, hits: 2 });
+    expect(cache.stats()).toMatchObject({ entries: 3, misses: 4, hits: 2 }); // the bool was looked up and missed
     // Another bool sharing the range clause hits it.
     cache.bitset(new BooleanQuery({ should: [range, new TermQuery('tag', 'b')] }), leaf);
-    expect(cache.stats()).toMatchObject({ hits: 3, misses: 4 });
+    expect(cache.stats()).toMatchObject({ hits: 3, misses: 6 });
+  });
+
+  it('stores a bool on its second use on a segment, then hits it without composing', () => {
+    const cache = new FilterCache();
+    const bool = () => new BooleanQuery({ filter: [new SortedNumericDocValuesRangeQuery('x', 0, 3), term] });
+    const first = cache.bitset(bool(), leaf);
+    expect(cache.stats().entries).toBe(2); // the two clauses
+    const second = cache.bitset(bool(), leaf);
+    expect(cache.stats().entries).toBe(3); // and now the bool
+    expect(second.equals(first)).toBe(true);
+    const hitsBefore = cache.stats().hits;
+    const third = cache.bitset(bool(), leaf);
+    expect(third).toBe(second); // the stored bitset itself
+    expect(cache.stats().hits).toBe(hitsBefore + 1); // one hit: the clauses were not asked for
+    // Its uses count per segment: on another leaf the bool is a first use again.
+    cache.bitset(bool(), rekeyed(leaf, `${leaf.key}-other`));
+    expect(cache.stats().entries).toBe(5);
+  });
+
+  it('a policy sees the uses: never storing bools keeps only the clauses', () => {
+    const cache = new FilterCache({ policy: cacheLeafClauses });
+    const bool = new BooleanQuery({ filter: [new SortedNumericDocValuesRangeQuery('x', 0, 3), term] });
+    for (let i = 0; i < 3; i++) cache.bitset(bool, leaf);
+    expect(cache.stats().entries).toBe(2);
+    const seen: number[] = [];
+    const counting = new FilterCache({ policy: (q, uses) => (q instanceof BooleanQuery && seen.push(uses), false) });
+    for (let i = 0; i < 3; i++) counting.bitset(bool, leaf);
+    expect(seen).toEqual([1, 2, 3]);
   });
 
   it('a bool that rewrites to one clause is that clause in the cache', () => {

@@ -16,5 +16,5 @@ export { IdsQuery } from './IdsQuery.js';
 export { MatchAllDocsQuery } from './MatchAllDocsQuery.js';
 export { MatchNoDocsQuery } from './MatchNoDocsQuery.js';
 export { calculateMinShouldMatch } from './MinimumShouldMatch.js';
-export { FilterCache, cacheLeafClauses, DEFAULT_FILTER_CACHE_BYTES, type FilterCacheOptions, type FilterCacheStats } from './FilterCache.js';
+export { FilterCache, cacheLeafClauses, usageTrackingPolicy, BOOLEAN_MIN_USES, DEFAULT_FILTER_CACHE_BYTES, type FilterCacheOptions, type FilterCacheStats } from './FilterCache.js';
 export type { FilterValue, NumericValue } from './Values.js';

@@ -15,14 +15,17 @@
  *     [--oversample X] [--num-candidates N]
  *
  * --segment-search, --oversample and --num-candidates override the defaults on the filtered searches
- * only (diagnostics: what a strategy or a wider beam buys). The fp32 vectors are read once first (a warm run: the figures compare the filter's cost, not the
+ * only (diagnostics: what a strategy or a wider beam buys). The fp32 vectors and stored fields are read once first (a warm run: the figures compare the filter's cost, not the
  * disk's); --no-warm leaves them as they are.
+ *
+ * Then the unfiltered search without and with the hits' _source, interleaved: the p50 the source
+ * adds and the anonymous memory the process gained reading them (stored fields are read from disk).
  *
  * It ends with the acceptance checks: recall@10 >= 0.95 everywhere and 1.00 at <= 0.1 %; p50 <=
  * 1.5x and p99 <= 2x the unfiltered; no cliff (p50 at 1 % and at ~4 % no higher than at 10 %);
  * bitset build <= 1 ms per 1M docs, 0 when cached.
  */
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { SEGMENT_SEARCHES, type SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +92,16 @@ function ensureFilteredIndex(ds: BenchDataset): void {
   cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--fields', join(ds.dir, 'fields.jsonl'), '--mapping', join(ds.dir, 'mapping.json'), '--out', ds.indexDir, '--segment-docs', String(ds.segmentDocs)]);
 }
 
+/** The process's anonymous resident memory (Linux /proc; 0 elsewhere): what a heap or buffer holds, not the page cache. */
+function rssAnonBytes(): number {
+  try {
+    const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** Reads a file front to back, so its pages are in the page cache. */
 function warmFile(path: string): void {
   const fd = openSync(path, 'r');
@@ -100,7 +113,7 @@ function warmFile(path: string): void {
   }
 }
 
-/** Uncached and cached bitset build of one filter over every segment, in ms per 1M docs (a fresh cache each time). */
+/** Uncached (first use, a fresh cache) and cached (third use) bitset build of one filter over every segment, in ms per 1M docs. */
 function bitsetCost(dir: string, mapping: Mapping, query: FilterQuery): { uncached: number; cached: number } {
   const reader = DirectoryReader.open(dir);
   try {
@@ -115,6 +128,8 @@ function bitsetCost(dir: string, mapping: Mapping, query: FilterQuery): { uncach
       let t0 = performance.now();
       for (const l of leaves) cache.bitset(query, l);
       uncached.push(performance.now() - t0);
+      // A bool is stored on its second use (usageTrackingPolicy): cached is a filter in steady reuse.
+      for (const l of leaves) cache.bitset(query, l);
       t0 = performance.now();
       for (const l of leaves) cache.bitset(query, l);
       cached.push(performance.now() - t0);
@@ -147,10 +162,12 @@ for (const { n, dim } of sizes) {
     return r.value;
   };
   const kinds = filterSet.kinds.map((k) => k.name).filter((k) => values.filters === undefined || values.filters.split(',').includes(k));
-  if (!values['no-warm']) for (const f of readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec'))) warmFile(join(ds.indexDir, f));
+  // Warm: the fp32 vectors and the stored fields (_source is asked warm), not the disk's speed.
+  if (!values['no-warm']) for (const f of readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec') || f.endsWith('.fdt'))) warmFile(join(ds.indexDir, f));
   const per = new Map<string, { ms: number[]; firstPhaseMs: number[]; recall: number[]; visited: number[]; filterMs: number[]; strategies: Map<string, number>; cardinality: number[]; nearby: number[] }>();
   for (const k of ['unfiltered', ...kinds]) per.set(k, { ms: [], firstPhaseMs: [], recall: [], visited: [], filterMs: [], strategies: new Map(), cardinality: [], nearby: [] });
   const vec = (i: number) => q.vectors.subarray(i * q.dims, (i + 1) * q.dims);
+  const sourceRun = { without: [] as number[], with: [] as number[], anonGrowth: 0 };
   process.stderr.write(`bench:filter ${tag}: ${queries} queries x (1 + ${kinds.length} filters)\n`);
   try {
     for (let i = 0; i < WARMUP; i++) await idx.search(vec(i % queries), { k: K, filter: parse(filterSet.entries[(i % queries) * filterSet.perQuery]!.filter) });
@@ -179,10 +196,28 @@ for (const { n, dim } of sizes) {
         }
       }
     }
+    // _source of the k hits: the unfiltered search without and with it, interleaved query by query.
+    const anonBefore = rssAnonBytes();
+    for (let qi = 0; qi < queries; qi++) {
+      for (const source of qi % 2 === 0 ? [false, true] : [true, false]) {
+        const t0 = performance.now();
+        const r = await idx.search(vec(qi), { k: K, source });
+        (source ? sourceRun.with : sourceRun.without).push(performance.now() - t0);
+        if (source && r.hits.some((h) => h.source === undefined)) throw new Error('bench:filter: a hit came back without its _source');
+      }
+    }
+    sourceRun.anonGrowth = rssAnonBytes() - anonBefore;
   } finally {
     await idx.close();
   }
   const base = summarize(per.get('unfiltered')!.ms);
+  {
+    const without = summarize(sourceRun.without).p50, withSource = summarize(sourceRun.with).p50;
+    const fdt = readdirSync(ds.indexDir).filter((f) => f.endsWith('.fdt')).reduce((a, f) => a + statSync(join(ds.indexDir, f)).size, 0);
+    const line = `_source of ${K} hits: p50 ${withSource.toFixed(2)} ms against ${without.toFixed(2)} ms without (+${(withSource - without).toFixed(2)} ms, <= 0.3 ${ok(withSource - without <= 0.3)}); anonymous memory ${sourceRun.anonGrowth >= 0 ? '+' : ''}${(sourceRun.anonGrowth / 2 ** 20).toFixed(1)} MiB after reading ${queries * K} sources (stored fields on disk: ${(fdt / 2 ** 20).toFixed(0)} MiB)`;
+    checks.push(`${tag} ${line}`);
+    (out as Record<string, unknown>)[`source ${tag}`] = { without, with: withSource, anonGrowthBytes: sourceRun.anonGrowth, fdtBytes: fdt };
+  }
   const rows: (string | number)[][] = [];
   const results: Record<string, unknown> = {};
   for (const name of ['unfiltered', ...kinds]) {
