@@ -119,10 +119,17 @@ export class ResponseParser {
           length = Number(value);
           break;
         case 'transfer-encoding':
-          chunked = value.toLowerCase().split(',').map((s) => s.trim()).includes('chunked');
+          chunked = value
+            .toLowerCase()
+            .split(',')
+            .map((s) => s.trim())
+            .includes('chunked');
           break;
         case 'connection': {
-          const options = value.toLowerCase().split(',').map((s) => s.trim());
+          const options = value
+            .toLowerCase()
+            .split(',')
+            .map((s) => s.trim());
           if (options.includes('close')) this.close = true;
           else if (options.includes('keep-alive')) this.close = false;
           break;

@@ -182,7 +182,10 @@ class Connection {
   private error: string | null = null;
   private gone = false;
 
-  constructor(target: Target, private readonly events: ConnectionEvents) {
+  constructor(
+    target: Target,
+    private readonly events: ConnectionEvents,
+  ) {
     this.socket = connect({ host: target.address, port: target.port, family: target.family, noDelay: true });
     this.socket.on('data', (d: Buffer) => this.onData(d));
     this.socket.on('error', (e: NodeJS.ErrnoException) => (this.error ??= e.code ?? e.message));

@@ -19,9 +19,7 @@ export function parseDuration(text: string, what = 'duration'): number {
     pos = PART.lastIndex;
   }
   if (pos !== s.length || pos === 0) {
-    throw new Error(
-      `${what}: cannot parse duration "${text}" (use a number with a unit: 500ms, 60s, 2m, 1m30s)`,
-    );
+    throw new Error(`${what}: cannot parse duration "${text}" (use a number with a unit: 500ms, 60s, 2m, 1m30s)`);
   }
   if (!Number.isFinite(total)) throw new Error(`${what}: duration "${text}" is too large`);
   return total;

@@ -75,12 +75,7 @@ export interface FindMaxResult {
 }
 
 /** Whether a step passed: p99 within the SLO, nothing shed, few errors and an achieved rate near the offered one. */
-export function judgeStep(
-  r: LoadReport,
-  sloP99Ms: number,
-  maxErrorFraction = 0.001,
-  maxLateFraction = 0.05,
-): { pass: boolean; reasons: string[]; clientBound: boolean } {
+export function judgeStep(r: LoadReport, sloP99Ms: number, maxErrorFraction = 0.001, maxLateFraction = 0.05): { pass: boolean; reasons: string[]; clientBound: boolean } {
   const c = r.counts;
   const reasons: string[] = [];
   const p99 = r.latency_ms.p99;

@@ -148,16 +148,18 @@ function throughputOverTime(r: LoadReport): string {
 
 function latencyRow(name: string, s: LatencySummary | null): string {
   if (s === null) return '';
-  return `<tr><td>${esc(name)}</td><td>${num(s.p50)}</td><td>${num(s.p90)}</td><td>${num(s.p99)}</td><td>${num(s.p999)}</td><td>${num(
-    s.max,
-  )}</td><td>${s.count}</td></tr>`;
+  return `<tr><td>${esc(name)}</td><td>${num(s.p50)}</td><td>${num(s.p90)}</td><td>${num(s.p99)}</td><td>${num(s.p999)}</td><td>${num(s.max)}</td><td>${s.count}</td></tr>`;
 }
 
 function summaryTables(r: LoadReport): string {
   const c = r.counts;
   const cfg = r.config;
-  const kinds = Object.entries(c.errors_by_kind).map(([k, v]) => `${k}: ${v}`).join(', ');
-  const statuses = Object.entries(c.status_counts).map(([k, v]) => `${k}: ${v}`).join(', ');
+  const kinds = Object.entries(c.errors_by_kind)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
+  const statuses = Object.entries(c.status_counts)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
   const warn: string[] = [];
   if (c.sent > 0 && c.late / c.sent > 0.05) warn.push(`${((100 * c.late) / c.sent).toFixed(1)}% of requests left the generator late: the client may be a bottleneck.`);
   if (r.request_cap_reached) warn.push('The request cap was reached; the run was cut short.');
@@ -241,7 +243,15 @@ export function renderFindMaxHtml(f: FindMaxResult): string {
     { min: rt.min, max: rt.max, log: true, ticks: rt.ticks, label: 'offered rate (requests/s, log)' },
     { min: at.min, max: at.max, log: true, ticks: at.ticks, label: 'achieved ok/s (log)' },
     [
-      { name: 'ideal', color: '#bbb', dash: true, points: [[rt.min, rt.min], [rt.max, rt.max]] },
+      {
+        name: 'ideal',
+        color: '#bbb',
+        dash: true,
+        points: [
+          [rt.min, rt.min],
+          [rt.max, rt.max],
+        ],
+      },
       { name: 'achieved', color: COLORS[2], points: sorted.map((s) => [s.rate, s.achieved_rate] as const), markers: true, title: (x, v) => `${x}/s offered: ${v}/s ok` },
     ],
   );

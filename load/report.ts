@@ -199,9 +199,7 @@ export function formatReport(r: LoadReport): string {
   lines.push(
     `rate/s    offered ${r.offered_rate.toFixed(1)}  sent ${r.sent_rate.toFixed(1)}  achieved ${r.achieved_rate.toFixed(1)} (ok)  completed ${r.completed_rate.toFixed(1)}  over ${r.steady_window_s.toFixed(1)} s`,
   );
-  lines.push(
-    `latency   p50 ${f(L.p50)}  p90 ${f(L.p90)}  p99 ${f(L.p99)}  p99.9 ${f(L.p999)}  max ${f(L.max)} ms  (n=${L.count}, ok only, from intended send time)`,
-  );
+  lines.push(`latency   p50 ${f(L.p50)}  p90 ${f(L.p90)}  p99 ${f(L.p99)}  p99.9 ${f(L.p999)}  max ${f(L.max)} ms  (n=${L.count}, ok only, from intended send time)`);
   const T = r.latency_incl_timeouts_ms;
   if (r.counts.timeout > 0) {
     lines.push(`  +timeouts p99 ${f(T.p99)}  p99.9 ${f(T.p999)}  max ${f(T.max)} ms  (timeouts at their elapsed time)`);

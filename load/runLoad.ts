@@ -11,16 +11,7 @@ import { BodyCache } from './body.js';
 import { realClock, type Clock, type ClockTimer } from './clock.js';
 import { percentile } from './percentile.js';
 import { randomUnitQueries, type QuerySet } from './queries.js';
-import {
-  LATENCY_BASIS,
-  percentileCurve,
-  round3,
-  summarize,
-  type Counts,
-  type LoadConfig,
-  type LoadReport,
-  type SecondStats,
-} from './report.js';
+import { LATENCY_BASIS, percentileCurve, round3, summarize, type Counts, type LoadConfig, type LoadReport, type SecondStats } from './report.js';
 import { Rng } from './rng.js';
 import { resolveTarget } from './target.js';
 import { SocketTransport } from './SocketTransport.js';
@@ -114,9 +105,18 @@ interface Bucket extends Outcomes {
 
 function newTally(): Tally {
   return {
-    sent: 0, ok: 0, shed: 0, timeout: 0, error: 0, late: 0, responded: 0,
-    timeoutClient: 0, timeoutServer: 0, timeoutDeadline: 0,
-    errorsByKind: new Map(), status: new Map(),
+    sent: 0,
+    ok: 0,
+    shed: 0,
+    timeout: 0,
+    error: 0,
+    late: 0,
+    responded: 0,
+    timeoutClient: 0,
+    timeoutServer: 0,
+    timeoutDeadline: 0,
+    errorsByKind: new Map(),
+    status: new Map(),
   };
 }
 
@@ -136,8 +136,15 @@ function bump(m: Map<string, number>, key: string): void {
 
 function tallyToCounts(t: Tally): Counts {
   return {
-    sent: t.sent, ok: t.ok, shed: t.shed, timeout: t.timeout, error: t.error, late: t.late,
-    timeout_client: t.timeoutClient, timeout_server: t.timeoutServer, timeout_deadline: t.timeoutDeadline,
+    sent: t.sent,
+    ok: t.ok,
+    shed: t.shed,
+    timeout: t.timeout,
+    error: t.error,
+    late: t.late,
+    timeout_client: t.timeoutClient,
+    timeout_server: t.timeoutServer,
+    timeout_deadline: t.timeoutDeadline,
     errors_by_kind: Object.fromEntries([...t.errorsByKind].sort()),
     status_counts: Object.fromEntries([...t.status].sort()),
   };

@@ -26,10 +26,7 @@ export interface Target {
 /** Thrown for a target that is not on this machine: the load tester sends to loopback addresses only. */
 export class NotLoopbackError extends Error {
   constructor(url: string, detail: string) {
-    super(
-      `--url ${url}: refusing to send load to a non-loopback address (${detail}); ` +
-        'only 127.0.0.0/8, ::1 and localhost are allowed',
-    );
+    super(`--url ${url}: refusing to send load to a non-loopback address (${detail}); ` + 'only 127.0.0.0/8, ::1 and localhost are allowed');
     this.name = 'NotLoopbackError';
   }
 }

@@ -99,7 +99,17 @@ export class HttpTransport implements Transport {
     const one = (): Promise<void> =>
       new Promise((resolve) => {
         const req = request(
-          { agent: this.agent, host: t.address, family: t.family, port: t.port, path: t.healthPath, method: 'GET', setHost: false, headers: { host: t.hostHeader }, timeout: timeoutMs },
+          {
+            agent: this.agent,
+            host: t.address,
+            family: t.family,
+            port: t.port,
+            path: t.healthPath,
+            method: 'GET',
+            setHost: false,
+            headers: { host: t.hostHeader },
+            timeout: timeoutMs,
+          },
           (res) => {
             res.resume();
             res.on('end', () => resolve());
@@ -153,9 +163,7 @@ export class HttpTransport implements Transport {
       if (cls.kind === 'ok') {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          this.finish(p, 'ok', status, chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'), 'ok'),
-        );
+        res.on('end', () => this.finish(p, 'ok', status, chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'), 'ok'));
       } else {
         res.resume();
         const retryAfter = Number(res.headers['retry-after']);

@@ -27,12 +27,7 @@ export function readIvecs(path: string, limit = Infinity): VecRows<Int32Array> {
   return readVecs(path, limit, 'ivecs', (bytes, n) => new Int32Array(bytes.buffer, bytes.byteOffset, n));
 }
 
-function readVecs<T extends Float32Array | Int32Array>(
-  path: string,
-  limit: number,
-  kind: string,
-  view: (bytes: Uint8Array, n: number) => T,
-): VecRows<T> {
+function readVecs<T extends Float32Array | Int32Array>(path: string, limit: number, kind: string, view: (bytes: Uint8Array, n: number) => T): VecRows<T> {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -50,9 +45,7 @@ function readVecs<T extends Float32Array | Int32Array>(
     }
     const rowBytes = 4 + 4 * dim;
     if (size % rowBytes !== 0) {
-      throw new Error(
-        `${kind} ${path}: size ${size} is not a multiple of the row size ${rowBytes} (dim ${dim}); truncated or mixed dimensions`,
-      );
+      throw new Error(`${kind} ${path}: size ${size} is not a multiple of the row size ${rowBytes} (dim ${dim}); truncated or mixed dimensions`);
     }
     const rowsInFile = size / rowBytes;
     const count = Math.min(rowsInFile, Math.max(0, Math.floor(limit)));

@@ -47,7 +47,8 @@ export class HitQueue {
   }
 
   private upHeap(i: number): void {
-    const doc = this.docs[i], score = this.scores[i];
+    const doc = this.docs[i],
+      score = this.scores[i];
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!this.lessThan(doc, score, this.docs[parent], this.scores[parent])) break;
@@ -60,7 +61,8 @@ export class HitQueue {
   }
 
   private downHeap(i: number): void {
-    const doc = this.docs[i], score = this.scores[i];
+    const doc = this.docs[i],
+      score = this.scores[i];
     for (;;) {
       let child = 2 * i + 1;
       if (child >= this.n) break;

@@ -64,7 +64,6 @@ export interface SearchOutcome {
   readonly prefetchThreads: readonly number[];
 }
 
-
 export const DEFAULT_READ_PATH: ReadPath = 'mmap+parallel';
 export const DEFAULT_PREFETCH_POLICY: PrefetchPolicyName = 'adaptive';
 export const DEFAULT_IO_CONCURRENCY = 256;

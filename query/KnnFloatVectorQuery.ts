@@ -187,7 +187,12 @@ export class KnnFloatVectorQuery extends Query {
       return slices.map((slice, s) => {
         const n = slice.handles.length;
         // The one task's read-ahead is counted once, with the first slice.
-        const part = { ...all, segments: all.segments.slice(at, at + n), segmentMs: all.segmentMs ? all.segmentMs.subarray(at, at + n) : null, readAhead: s === 0 ? all.readAhead : null };
+        const part = {
+          ...all,
+          segments: all.segments.slice(at, at + n),
+          segmentMs: all.segmentMs ? all.segmentMs.subarray(at, at + n) : null,
+          readAhead: s === 0 ? all.readAhead : null,
+        };
         at += n;
         return part;
       });
@@ -195,7 +200,10 @@ export class KnnFloatVectorQuery extends Query {
     const here = where === 'caller' ? slices.length : where === 'caller+executor' ? 1 : 0;
     const beforeSegment = () => turns.next();
     const searchHere = async (slice: LeafSlice): Promise<KnnSliceResult> => {
-      const r = await knnSlice({ ...args, segments: { keys: [], handles: slice.handles }, readAhead: readAhead(slice.leaves), filters: filters?.[slices.indexOf(slice)] ?? null }, beforeSegment);
+      const r = await knnSlice(
+        { ...args, segments: { keys: [], handles: slice.handles }, readAhead: readAhead(slice.leaves), filters: filters?.[slices.indexOf(slice)] ?? null },
+        beforeSegment,
+      );
       if (isUnknownSegments(r) || isSliceTaken(r)) throw new Error('knn.slice on the calling thread was given its handles and still did not search them');
       return r;
     };
@@ -308,7 +316,14 @@ export class KnnFloatVectorQuery extends Query {
         ctx.stats.visited += r.visited;
         if (r.strategy === 'exhaustive') ctx.stats.exhaustiveSegments++;
         const filter = filters?.[s]?.[i];
-        if (filter) ctx.stats.filtered.push({ segment: leaf.reader.name, cardinality: filter.cardinality, strategy: r.strategy, visited: r.visited, nearby: r.nearby ?? filter.cardinality / Math.max(1, leaf.reader.maxDoc) });
+        if (filter)
+          ctx.stats.filtered.push({
+            segment: leaf.reader.name,
+            cardinality: filter.cardinality,
+            strategy: r.strategy,
+            visited: r.visited,
+            nearby: r.nearby ?? filter.cardinality / Math.max(1, leaf.reader.maxDoc),
+          });
         if (profiler) {
           const segmentMs = sliceResults[s].segmentMs?.[i] ?? 0;
           const quantizeMs = r.quantizeMs ?? 0;

@@ -43,14 +43,16 @@ export class QueryProfiler {
     return {
       entry: this.entry,
       phases,
-      hops: [...this.hops].sort((a, b) => a.submittedAt - b.submittedAt).map((h) => ({
-        task: h.task,
-        threadId: h.threadId,
-        startMs: rel(h.submittedAt),
-        queueMs: round3(h.queueMs),
-        runMs: round3(h.runMs),
-        returnMs: round3(h.returnMs),
-      })),
+      hops: [...this.hops]
+        .sort((a, b) => a.submittedAt - b.submittedAt)
+        .map((h) => ({
+          task: h.task,
+          threadId: h.threadId,
+          startMs: rel(h.submittedAt),
+          queueMs: round3(h.queueMs),
+          runMs: round3(h.runMs),
+          returnMs: round3(h.returnMs),
+        })),
       segments: this.segments,
       rescore: this.rescore,
       gc: gcBetween(this.origin, end).map((g) => ({ kind: g.kind, startMs: rel(g.at), durationMs: round3(g.durationMs) })),

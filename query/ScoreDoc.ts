@@ -27,9 +27,11 @@ export function floatCompare(a: number, b: number): number {
   if (a > b) return 1;
   if (a === b) {
     if (a !== 0) return 0;
-    const na = Object.is(a, -0), nb = Object.is(b, -0);
+    const na = Object.is(a, -0),
+      nb = Object.is(b, -0);
     return na === nb ? 0 : na ? -1 : 1;
   }
-  const aNaN = Number.isNaN(a), bNaN = Number.isNaN(b);
+  const aNaN = Number.isNaN(a),
+    bNaN = Number.isNaN(b);
   return aNaN === bNaN ? 0 : aNaN ? 1 : -1;
 }

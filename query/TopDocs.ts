@@ -47,7 +47,8 @@ export class TopDocs {
 function mergeLessThan(a: ScoreDoc, sa: number, b: ScoreDoc, sb: number): boolean {
   if (a.score > b.score) return true;
   if (a.score < b.score) return false;
-  const ia = a.shardIndex ?? sa, ib = b.shardIndex ?? sb;
+  const ia = a.shardIndex ?? sa,
+    ib = b.shardIndex ?? sb;
   if (ia !== ib) return ia < ib;
   return a.doc < b.doc;
 }

@@ -103,7 +103,8 @@ export async function buildCommand(argv: string[]): Promise<number> {
     if (!values.input) throw new UsageError('--input is required');
     if (!values.out) throw new UsageError('--out is required');
     const mapping = values.mapping === undefined ? undefined : readMappingFile(values.mapping);
-    if (!values.similarity && !mapping?.vectorField()) throw new UsageError('--similarity is required (cosine, dot_product, l2_norm or max_inner_product), or a --mapping with a dense_vector field');
+    if (!values.similarity && !mapping?.vectorField())
+      throw new UsageError('--similarity is required (cosine, dot_product, l2_norm or max_inner_product), or a --mapping with a dense_vector field');
     const similarity = values.similarity ? VectorSimilarityFunction.fromName(values.similarity) : undefined;
     const threads = integerFlag('threads', values.threads);
     const executor = Executor.get({ threads });
@@ -158,4 +159,3 @@ function parseQuantization(bits: string | undefined, rotation: string | undefine
   }
   return out;
 }
-

@@ -42,7 +42,10 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
       process.stdout.write(serveHelp());
       return 0;
     }
-    return serveCommand(argv, indexOpener(openIndex, (dir, o) => openLuceneIndex(dir, { ...o, onSidecar: (e) => process.stderr.write(sidecarEventLine(e) + '\n') })));
+    return serveCommand(
+      argv,
+      indexOpener(openIndex, (dir, o) => openLuceneIndex(dir, { ...o, onSidecar: (e) => process.stderr.write(sidecarEventLine(e) + '\n') })),
+    );
   },
   load: (argv) => loadCommand(argv),
   info: infoCommand,

@@ -13,7 +13,16 @@ export function indexOpener(
   return (dir, req) => {
     if (req.format === 'lucene') {
       if (!openLucene) throw new Error('serving Lucene directories is not available in this build');
-      return openLucene(dir, { name: req.name, readPath: req.readPath, field: req.field, sidecarDir: req.sidecarDir, mapping: req.mapping, firstPhase: req.firstPhase, knnThread: req.knnThread, rescoreThread: req.rescoreThread });
+      return openLucene(dir, {
+        name: req.name,
+        readPath: req.readPath,
+        field: req.field,
+        sidecarDir: req.sidecarDir,
+        mapping: req.mapping,
+        firstPhase: req.firstPhase,
+        knnThread: req.knnThread,
+        rescoreThread: req.rescoreThread,
+      });
     }
     return openPrescore(dir, { name: req.name, readPath: req.readPath, firstPhase: req.firstPhase, knnThread: req.knnThread, rescoreThread: req.rescoreThread });
   };

@@ -5,7 +5,8 @@ import { DEFAULT_READ_PATH } from '../query/IndexSearcher.js';
 import { defaultExecutorThreads } from './executor/Executor.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 
-const INFO_USAGE = 'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes, page-cache residency,\nand the RAM serving it takes (memory: codes and graphs once per process, scratch per worker for\nPRESCORE_THREADS workers).\n';
+const INFO_USAGE =
+  'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes, page-cache residency,\nand the RAM serving it takes (memory: codes and graphs once per process, scratch per worker for\nPRESCORE_THREADS workers).\n';
 const CHECK_USAGE = 'Usage: prescore check --index DIR\n\nVerifies the CRC32 footer of every file of every segment (reads every byte).\n';
 
 function indexArg(argv: string[], usage: string): string | number {

@@ -96,7 +96,9 @@ describe('verified open', () => {
     const dir = join(index.root, `corrupt-${ext}`);
     rmSync(dir, { recursive: true, force: true });
     cpSync(index.dir, dir, { recursive: true });
-    const file = readdirSync(dir).filter((f) => f.endsWith(`.${ext}`)).sort()[0];
+    const file = readdirSync(dir)
+      .filter((f) => f.endsWith(`.${ext}`))
+      .sort()[0];
     const path = join(dir, file);
     const bytes = readFileSync(path);
     const at = Math.floor(statSync(path).size / 2);
@@ -126,7 +128,9 @@ describe('verified open', () => {
 describe('memory budget', () => {
   it('an index that cannot fit fails before anything is allocated, giving the bytes needed', () => {
     const budget = { limit: 8 * 2 ** 30, available: 2 * 2 ** 30, source: 'cgroup v1' as const };
-    expect(() => checkFits(3 * 2 ** 30, 'index /x', budget)).toThrow(/index \/x needs 3221225472 bytes \(3\.00 GiB\) of memory, but only 2147483648 bytes \(2\.00 GiB\) are available \(a cgroup v1 memory limit of 8\.00 GiB\)/);
+    expect(() => checkFits(3 * 2 ** 30, 'index /x', budget)).toThrow(
+      /index \/x needs 3221225472 bytes \(3\.00 GiB\) of memory, but only 2147483648 bytes \(2\.00 GiB\) are available \(a cgroup v1 memory limit of 8\.00 GiB\)/,
+    );
     expect(() => checkFits(2 ** 30, 'index /x', budget)).not.toThrow();
   });
 });

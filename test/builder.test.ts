@@ -96,7 +96,9 @@ describe('prescore build', () => {
 
   it('rejects filled lists longer than a level-0 list holds before reading anything', async () => {
     const out = fresh('bad-min-connections');
-    await expect(buildIndex({ input: join(root, 'missing.fvecs'), out, similarity: sim, m: 8, minConnections: 17, progress: false })).rejects.toThrow(/--min-connections must be an integer in \[0, 2 x M = 16\], got 17/);
+    await expect(buildIndex({ input: join(root, 'missing.fvecs'), out, similarity: sim, m: 8, minConnections: 17, progress: false })).rejects.toThrow(
+      /--min-connections must be an integer in \[0, 2 x M = 16\], got 17/,
+    );
   });
 
   it('keeps the previous index intact when a rebuild fails, and replaces it when a rebuild succeeds', async () => {

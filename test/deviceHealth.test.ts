@@ -17,7 +17,7 @@ writeFileSync(files[0]!, Buffer.alloc(40 * 4096, 1));
 writeFileSync(files[1]!, Buffer.alloc(24 * 4096 + 100, 2));
 
 describe('device health', () => {
-  it('draws distinct whole pages from across the files, never past a file\'s last full page', () => {
+  it("draws distinct whole pages from across the files, never past a file's last full page", () => {
     const device = new DeviceReference();
     try {
       let x = 0;
@@ -50,7 +50,9 @@ describe('device health', () => {
 
   it('a load run that failed on a throttled disk says so', () => {
     const counts = { sent: 100, ok: 10, shed: 0, timeout: 90, timeout_client: 90, timeout_server: 0, timeout_deadline: 0, error: 0, errors_by_kind: {}, late: 0 };
-    const report = { counts_all: counts, offered_rate: 100, wall_s: 1, client: { late: 0, max_lateness_ms: 0, event_loop_delay_ms: { p99: 1 } } } as unknown as Parameters<typeof diagnose>[0]['report'];
+    const report = { counts_all: counts, offered_rate: 100, wall_s: 1, client: { late: 0, max_lateness_ms: 0, event_loop_delay_ms: { p99: 1 } } } as unknown as Parameters<
+      typeof diagnose
+    >[0]['report'];
     const facts = { report, probeP50Ms: null, memory: null, exit: null, serverStderr: [], loadBefore: 0, loadAfter: 0, cores: 2 };
     const slow = { qd1PagesPerS: SLOW_DEVICE_QD1_PAGES_PER_S - 1, qd1P50Ms: 1.8, qd1P99Ms: 120, allInFlightPagesPerS: 150 };
     expect(diagnose({ ...facts, device: slow }).join('\n')).toMatch(/the disk is throttled/);

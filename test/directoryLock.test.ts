@@ -62,11 +62,13 @@ const build = (out: string, extra: string[] = []) =>
 
 /** Every file of `dir` that is not the newest commit's (what a killed build would leave). */
 function segmentFiles(dir: string): string[] {
-  return readdirSync(dir).filter((f) => f.startsWith('_')).sort();
+  return readdirSync(dir)
+    .filter((f) => f.startsWith('_'))
+    .sort();
 }
 
 describe('the index directory write lock', () => {
-  it('a second build into the same --out fails at once naming the first one\'s pid, and touches nothing', async () => {
+  it("a second build into the same --out fails at once naming the first one's pid, and touches nothing", async () => {
     const out = join(root, 'concurrent');
     const first = build(out);
     await first.waitFor('write vectors');

@@ -29,7 +29,6 @@ afterAll(async () => {
   await Executor.shutdown();
 });
 
-
 /** Live docs with a vector, per fixture (fixtures README: doc 7 deleted, doc 35 has no vector). */
 const LIVE_DOCS: Record<(typeof LUCENE_FIXTURE_ZIPS)[number], number[]> = {
   'index.9.12.3-cfs.zip': Array.from({ length: 36 }, (_, i) => i).filter((d) => d !== 7 && d !== 35),
@@ -100,7 +99,14 @@ describe('a generated 12k x 32 index searched on disk', () => {
     // Lucene's graph (build beam 100, lists not filled), not the builder's defaults: the lookahead
     // expectations below need a search that reads ahead in vain at least once, which this data's
     // Lucene graph gives.
-    idx = await buildTestIndex({ n: 12_000, dims: 32, segmentDocs: 6_000, queries: 12, seed: '13', extra: { beamWidth: 100, minConnections: 0, quantization: { rotation: false, centroid: 'lucene' } } });
+    idx = await buildTestIndex({
+      n: 12_000,
+      dims: 32,
+      segmentDocs: 6_000,
+      queries: 12,
+      seed: '13',
+      extra: { beamWidth: 100, minConnections: 0, quantization: { rotation: false, centroid: 'lucene' } },
+    });
     handles = DirectoryReader.open(idx.dir).leaves.map((l) => l.reader.handle);
   }, 300_000);
 
@@ -153,7 +159,10 @@ describe('a generated 12k x 32 index searched on disk', () => {
         const uringVectors = new UringFloatVectors(ring, fd, h.vectors.path, h.vectors.offset, h.dims, h.vectors.size, 64);
         const vexMapped = new MappedBytes(g.vex);
         const vexPread = new PreadBytes(g.vex);
-        const graphs: [string, RandomAccessBytes][] = [['mapped .vex', vexMapped], ['pread .vex', vexPread]];
+        const graphs: [string, RandomAccessBytes][] = [
+          ['mapped .vex', vexMapped],
+          ['pread .vex', vexPread],
+        ];
         const searcher = new HnswGraphSearcher();
         const stamps = new Int32Array(h.vectors.size);
         let gen = 0;
@@ -162,7 +171,11 @@ describe('a generated 12k x 32 index searched on disk', () => {
           for (let qi = 0; qi < 6; qi++) {
             const q = idx.queries.slice(qi * idx.dims, (qi + 1) * idx.dims);
             const sim = new Fp32Similarity(kernels, h.similarity, q, h.dims);
-            for (const [k, ef] of [[10, 10], [10, 100], [50, 64]]) {
+            for (const [k, ef] of [
+              [10, 10],
+              [10, 100],
+              [50, 64],
+            ]) {
               const want = reference.search(new OffHeapFp32Scorer(onHeap, sim), heapGraph, k, ef);
               for (const [what, bytes] of graphs) {
                 const graph = OffHeapHnswGraph.open(reader, g.fieldNumber, bytes)!;
@@ -326,9 +339,7 @@ describe('a generated 12k x 32 index searched on disk', () => {
     try {
       for (let qi = 0; qi < idx.queries.length / idx.dims; qi++) {
         const q = idx.queries.slice(qi * idx.dims, (qi + 1) * idx.dims);
-        const runs = await Promise.all(
-          READ_PATHS.flatMap((readPath) => [graph, ahead].map((index) => index.search(q, { k: 10, numCandidates: 64, oversample: 2, readPath }))),
-        );
+        const runs = await Promise.all(READ_PATHS.flatMap((readPath) => [graph, ahead].map((index) => index.search(q, { k: 10, numCandidates: 64, oversample: 2, readPath }))));
         for (const r of runs) {
           expect(r.hits).toEqual(runs[0].hits);
           expect(r.stats.firstPhaseExact).toBe(true);

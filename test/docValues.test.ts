@@ -223,24 +223,36 @@ function rewriteField(p: Lucene90DocValuesProducer, w: Lucene90DocValuesConsumer
     }
     case 'BINARY': {
       const c = p.binaryColumn(name);
-      w.addBinaryField(spec, docs.map((d) => c.bytes.slice(c.offsets[d], c.offsets[d + 1])));
+      w.addBinaryField(
+        spec,
+        docs.map((d) => c.bytes.slice(c.offsets[d], c.offsets[d + 1])),
+      );
       break;
     }
     case 'SORTED': {
       const c = p.sortedColumn(name);
       const dict = p.termsDict(name);
-      w.addSortedField(spec, docs.map((d) => (c.ords[d] < 0 ? null : dict.lookupOrd(c.ords[d]).slice())));
+      w.addSortedField(
+        spec,
+        docs.map((d) => (c.ords[d] < 0 ? null : dict.lookupOrd(c.ords[d]).slice())),
+      );
       break;
     }
     case 'SORTED_SET': {
       const c = p.sortedSetColumn(name);
       const dict = p.termsDict(name);
-      w.addSortedSetField(spec, docs.map((d) => Array.from(c.ords.subarray(c.offsets[d], c.offsets[d + 1]), (o) => dict.lookupOrd(o).slice())));
+      w.addSortedSetField(
+        spec,
+        docs.map((d) => Array.from(c.ords.subarray(c.offsets[d], c.offsets[d + 1]), (o) => dict.lookupOrd(o).slice())),
+      );
       break;
     }
     default: {
       const c = p.sortedNumericColumn(name);
-      w.addSortedNumericField(spec, docs.map((d) => (c.kind === 'number' ? Array.from(c.values.subarray(c.offsets[d], c.offsets[d + 1])) : Array.from(c.values.subarray(c.offsets[d], c.offsets[d + 1])))));
+      w.addSortedNumericField(
+        spec,
+        docs.map((d) => (c.kind === 'number' ? Array.from(c.values.subarray(c.offsets[d], c.offsets[d + 1])) : Array.from(c.values.subarray(c.offsets[d], c.offsets[d + 1])))),
+      );
     }
   }
 }

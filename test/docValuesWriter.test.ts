@@ -134,7 +134,7 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     }
   });
 
-  it('writes the same bytes whether the longs come as numbers or as bigints (the fast number path is Lucene\'s arithmetic too)', () => {
+  it("writes the same bytes whether the longs come as numbers or as bigints (the fast number path is Lucene's arithmetic too)", () => {
     const maxDoc = 50_000;
     const rnd = mulberry32(10);
     const columns: number[][] = [
@@ -149,7 +149,10 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
         [],
         (w) => {
           for (const [i, c] of columns.entries()) w.addNumericField({ number: i, skipIndex: i === 0 }, asBigInt ? c.map((v) => BigInt(v)) : c);
-          w.addSortedNumericField({ number: 9 }, columns[0].map((v, i) => (i % 3 === 0 ? [] : asBigInt ? [BigInt(v), BigInt(-v)] : [v, -v])));
+          w.addSortedNumericField(
+            { number: 9 },
+            columns[0].map((v, i) => (i % 3 === 0 ? [] : asBigInt ? [BigInt(v), BigInt(-v)] : [v, -v])),
+          );
         },
         { skipIndexIntervalSize: 16 },
       );
@@ -283,7 +286,10 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
       expect(multiEntry.type === 'SORTED_SET' && multiEntry.singleValued).toBe(false);
       expect(singleEntry.type === 'SORTED_SET' && singleEntry.singleValued).toBe(true);
       const dec = new TextDecoder();
-      for (const [name, expected] of [['multi', multi], ['single', single]] as const) {
+      for (const [name, expected] of [
+        ['multi', multi],
+        ['single', single],
+      ] as const) {
         const want = expected.map((ts) => [...new Set(ts ?? [])].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
         const it = p.getSortedSet(name);
         const got: string[][] = Array.from({ length: maxDoc }, () => []);
@@ -322,7 +328,10 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     });
     const p = open();
     try {
-      for (const [name, expected] of [['fixed', fixed], ['var', variable]] as const) {
+      for (const [name, expected] of [
+        ['fixed', fixed],
+        ['var', variable],
+      ] as const) {
         const it = p.getBinary(name);
         const c = p.binaryColumn(name);
         let mismatches = 0;
@@ -330,7 +339,8 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
           const exists = it.advanceExact(d);
           const inColumn = ((c.docsWithField![d >>> 5] >>> (d & 31)) & 1) === 1;
           if (exists !== (expected[d] !== null) || inColumn !== exists) mismatches++;
-          else if (exists && (Buffer.compare(it.binaryValue(), expected[d]!) !== 0 || Buffer.compare(c.bytes.subarray(c.offsets[d], c.offsets[d + 1]), expected[d]!) !== 0)) mismatches++;
+          else if (exists && (Buffer.compare(it.binaryValue(), expected[d]!) !== 0 || Buffer.compare(c.bytes.subarray(c.offsets[d], c.offsets[d + 1]), expected[d]!) !== 0))
+            mismatches++;
         }
         expect(mismatches, name).toBe(0);
       }
@@ -377,7 +387,11 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
     const fields = encodings.map((e, i) => field(e, i, 'NUMERIC'));
     const data = { double: doubles, sortableDouble: doubles, float: floats, sortableFloat: floats };
     const { open } = segment(doubles.length, fields, (w) => {
-      for (const [i, e] of encodings.entries()) w.addNumericField({ number: i }, doubles.map((_, d) => (d < data[e].length ? encodeLong(data[e][d], e) : null)));
+      for (const [i, e] of encodings.entries())
+        w.addNumericField(
+          { number: i },
+          doubles.map((_, d) => (d < data[e].length ? encodeLong(data[e][d], e) : null)),
+        );
     });
     const p = open();
     try {
@@ -462,8 +476,14 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
   it('a flipped byte is detected naming the file: .dvm at open (CRC), .dvd by checkIntegrity() or, in its header, at open', () => {
     const maxDoc = 3000;
     const { dir, open } = segment(maxDoc, [field('n', 0, 'NUMERIC'), field('s', 1, 'SORTED')], (w) => {
-      w.addNumericField({ number: 0 }, Array.from({ length: maxDoc }, (_, d) => d * 3));
-      w.addSortedField({ number: 1 }, Array.from({ length: maxDoc }, (_, d) => `t${d}`));
+      w.addNumericField(
+        { number: 0 },
+        Array.from({ length: maxDoc }, (_, d) => d * 3),
+      );
+      w.addSortedField(
+        { number: 1 },
+        Array.from({ length: maxDoc }, (_, d) => `t${d}`),
+      );
     });
     const flip = (name: string, at: (length: number) => number, fn: () => void) => {
       const path = join(dir, name);
@@ -492,17 +512,33 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
       expect(thrown).not.toBeNull();
       check(thrown);
     };
-    flip('_0_Lucene90_0.dvm', (n) => n >> 1, () => expectThrown(() => open(), corruptNaming('_0_Lucene90_0.dvm')));
-    flip('_0_Lucene90_0.dvd', (n) => n >> 1, () => {
-      const p = open();
-      try {
-        expectThrown(() => p.checkIntegrity(), corruptNaming('_0_Lucene90_0.dvd'));
-      } finally {
-        p.close();
-      }
-    });
-    flip('_0_Lucene90_0.dvd', () => 2, () => expectThrown(() => open(), corruptNaming('_0_Lucene90_0.dvd')));
-    flip('_0_Lucene90_0.dvd', (n) => n - 3, () => expectThrown(() => open().checkIntegrity(), corruptNaming('_0_Lucene90_0.dvd')));
+    flip(
+      '_0_Lucene90_0.dvm',
+      (n) => n >> 1,
+      () => expectThrown(() => open(), corruptNaming('_0_Lucene90_0.dvm')),
+    );
+    flip(
+      '_0_Lucene90_0.dvd',
+      (n) => n >> 1,
+      () => {
+        const p = open();
+        try {
+          expectThrown(() => p.checkIntegrity(), corruptNaming('_0_Lucene90_0.dvd'));
+        } finally {
+          p.close();
+        }
+      },
+    );
+    flip(
+      '_0_Lucene90_0.dvd',
+      () => 2,
+      () => expectThrown(() => open(), corruptNaming('_0_Lucene90_0.dvd')),
+    );
+    flip(
+      '_0_Lucene90_0.dvd',
+      (n) => n - 3,
+      () => expectThrown(() => open().checkIntegrity(), corruptNaming('_0_Lucene90_0.dvd')),
+    );
     const p = open();
     expect(() => p.checkIntegrity()).not.toThrow();
     p.close();
@@ -510,10 +546,19 @@ describe('Lucene90DocValuesConsumer -> Lucene90DocValuesProducer round trips', (
 
   it('a flipped byte in .dvs (version 1+) is detected naming .dvs', () => {
     const maxDoc = 500;
-    const { dir, open } = segment(maxDoc, [field('n', 0, 'NUMERIC', 'RANGE')], (w) => w.addNumericField({ number: 0, skipIndex: true }, Array.from({ length: maxDoc }, (_, d) => d)), {
-      version: 2,
-      skipIndexIntervalSize: 8,
-    });
+    const { dir, open } = segment(
+      maxDoc,
+      [field('n', 0, 'NUMERIC', 'RANGE')],
+      (w) =>
+        w.addNumericField(
+          { number: 0, skipIndex: true },
+          Array.from({ length: maxDoc }, (_, d) => d),
+        ),
+      {
+        version: 2,
+        skipIndexIntervalSize: 8,
+      },
+    );
     const path = join(dir, '_0_Lucene90_0.dvs');
     const bytes = readFileSync(path);
     bytes[bytes.length >> 1] ^= 1;
@@ -566,8 +611,14 @@ describe('after close()', () => {
   it('iterators, dictionaries and skippers throw instead of reading unmapped memory; columns stay valid', () => {
     const maxDoc = 70_000; // a DENSE block, whose bitmap an iterator would otherwise hold a view of
     const { open } = segment(maxDoc, [field('n', 0, 'NUMERIC', 'RANGE'), field('s', 1, 'SORTED')], (w) => {
-      w.addNumericField({ number: 0, skipIndex: true }, Array.from({ length: maxDoc }, (_, d) => (d % 3 === 0 ? null : d)));
-      w.addSortedField({ number: 1 }, Array.from({ length: maxDoc }, (_, d) => `t${d % 100}`));
+      w.addNumericField(
+        { number: 0, skipIndex: true },
+        Array.from({ length: maxDoc }, (_, d) => (d % 3 === 0 ? null : d)),
+      );
+      w.addSortedField(
+        { number: 1 },
+        Array.from({ length: maxDoc }, (_, d) => `t${d % 100}`),
+      );
     });
     const p = open();
     const it = p.getNumeric('n');
@@ -584,7 +635,7 @@ describe('after close()', () => {
   });
 });
 
-describe('SegmentDocValues: a Lucene segment\'s fields across per-field formats and updates', () => {
+describe("SegmentDocValues: a Lucene segment's fields across per-field formats and updates", () => {
   it('reads an updated field (dvGen 1) from `_N_1_Lucene90_0.*` and the others from the base files; another format is refused by name', () => {
     const maxDoc = 4;
     const base = segment(maxDoc, [], (w) => {
@@ -598,7 +649,13 @@ describe('SegmentDocValues: a Lucene segment\'s fields across per-field formats 
     const fields = [
       field('kept', 0, 'NUMERIC'),
       { ...field('updated', 1, 'NUMERIC'), dvGen: 1 },
-      { ...field('tsdb', 2, 'NUMERIC'), attributes: new Map([['PerFieldDocValuesFormat.format', 'ES87TSDB'], ['PerFieldDocValuesFormat.suffix', '0']]) },
+      {
+        ...field('tsdb', 2, 'NUMERIC'),
+        attributes: new Map([
+          ['PerFieldDocValuesFormat.format', 'ES87TSDB'],
+          ['PerFieldDocValuesFormat.suffix', '0'],
+        ]),
+      },
     ];
     const directory = new IndexDirectory(base.dir);
     const luceneSegment = { name: '_0', id: SEGMENT_ID, maxDoc, fieldInfos: new FieldInfos(fields, 2, 'test'), directory } as unknown as LuceneSegment;

@@ -148,7 +148,11 @@ describe('prescore serve --help', () => {
     for (const e of SERVE_EXAMPLES) expect(help).toContain(e.code.split('\n')[0]);
   });
 
-  it.each(SERVE_EXAMPLES.map((e, i) => [`${e.lang} example ${i + 1}`, e, i + 1] as const))('%s runs as written', (_name, e, line) => runBlock({ lang: e.lang, flags: [], code: e.code, line }, scratch), 180_000);
+  it.each(SERVE_EXAMPLES.map((e, i) => [`${e.lang} example ${i + 1}`, e, i + 1] as const))(
+    '%s runs as written',
+    (_name, e, line) => runBlock({ lang: e.lang, flags: [], code: e.code, line }, scratch),
+    180_000,
+  );
 });
 
 describe('the pages', () => {

@@ -48,7 +48,10 @@ describe('DocumentSource', () => {
     expect(batch!.ids).toEqual(['a', '7']);
     expect(batch!.vectors).toEqual(Float32Array.of(1, 0, 0, 1));
     expect(batch!.docs.map((d) => text(d.source))).toEqual(['{"id":"a","tag":"x","n":1}', '{"id":7,"n":2.0}']);
-    expect(batch!.docs.map((d) => Object.fromEntries(d.values))).toEqual([{ id: ['a'], tag: ['x'], n: [1] }, { id: ['7'], n: [2] }]);
+    expect(batch!.docs.map((d) => Object.fromEntries(d.values))).toEqual([
+      { id: ['a'], tag: ['x'], n: [1] },
+      { id: ['7'], n: [2] },
+    ]);
     expect(mapping.field('tag')?.type).toBe('keyword');
     expect(mapping.vectorField()?.mapping.dims).toBe(2);
   });
@@ -92,7 +95,9 @@ describe('DocumentSource', () => {
     const short = file('short.jsonl', '{"cat":"a"}\n');
     await expect(all(pairDocuments(await openVectorSource(vecs), short, new DocumentParser(Mapping.empty()), 'vector').batches(10))).rejects.toThrow('has 1 rows, the vectors');
     const long = file('long.jsonl', '{}\n{}\n{}\n{}\n');
-    await expect(all(pairDocuments(await openVectorSource(vecs), long, new DocumentParser(Mapping.empty()), 'vector').batches(10))).rejects.toThrow('has more rows than the vectors');
+    await expect(all(pairDocuments(await openVectorSource(vecs), long, new DocumentParser(Mapping.empty()), 'vector').batches(10))).rejects.toThrow(
+      'has more rows than the vectors',
+    );
   });
 
   it('gives vector-only input empty sources and row-number ids', async () => {

@@ -36,7 +36,9 @@ const doc = (i: number) => ({
 beforeAll(async () => {
   const input = join(root, 'docs.jsonl');
   writeFileSync(input, Array.from({ length: N }, (_, i) => JSON.stringify(doc(i))).join('\n'));
-  const mapping = Mapping.parse({ properties: { vector: { type: 'dense_vector', dims: DIMS, similarity: 'cosine' }, title: { type: 'text' }, price: { type: 'double' }, updated: { type: 'date' } } });
+  const mapping = Mapping.parse({
+    properties: { vector: { type: 'dense_vector', dims: DIMS, similarity: 'cosine' }, title: { type: 'text' }, price: { type: 'double' }, updated: { type: 'date' } },
+  });
   await buildIndex({ input, out: join(root, 'idx'), mapping, segmentDocs: 500, flatThreshold: 100, progress: false });
   idx = await openIndex(join(root, 'idx'));
 }, 120_000);
@@ -50,7 +52,10 @@ const q = (i: number) => Float32Array.from(vector(i));
 
 describe('documents in the library', () => {
   it('returns hits that pass the filter, with their source (the vector left out) when asked', async () => {
-    const filter = new BooleanQuery({ filter: [new TermQuery('brand', 'globex'), new SortedNumericDocValuesRangeQuery('price', 10, 50)], mustNot: [new TermQuery('in_stock', false)] });
+    const filter = new BooleanQuery({
+      filter: [new TermQuery('brand', 'globex'), new SortedNumericDocValuesRangeQuery('price', 10, 50)],
+      mustNot: [new TermQuery('in_stock', false)],
+    });
     const r = await idx.search(q(7), { k: 10, filter, source: true });
     expect(r.hits).toHaveLength(10);
     for (const h of r.hits) {
@@ -76,7 +81,12 @@ describe('documents in the library', () => {
   });
 
   it('gives fields from the source by the mapping and docvalue_fields from doc values', async () => {
-    const r = await idx.search(q(20), { k: 1, filter: new TermQuery('tags', 'sale'), fields: ['price', 'updated', 'meta.*'], docvalueFields: ['tags', 'in_stock', { field: 'updated', format: 'epoch_millis' }] });
+    const r = await idx.search(q(20), {
+      k: 1,
+      filter: new TermQuery('tags', 'sale'),
+      fields: ['price', 'updated', 'meta.*'],
+      docvalueFields: ['tags', 'in_stock', { field: 'updated', format: 'epoch_millis' }],
+    });
     const i = Number(r.hits[0]!.id.slice(1));
     expect(r.hits[0]!.fields).toEqual({
       price: [doc(i).price],

@@ -100,7 +100,12 @@ describe('prescore build with documents', () => {
     const vecs = join(root, 'v.fvecs');
     await writeFvecs(vecs, Float32Array.from(docs().flatMap((d) => d.vector as number[])), DIMS);
     const fields = join(root, 'fields.jsonl');
-    writeFileSync(fields, docs().map(({ vector: _v, id: _id, ...rest }) => JSON.stringify(rest)).join('\n'));
+    writeFileSync(
+      fields,
+      docs()
+        .map(({ vector: _v, id: _id, ...rest }) => JSON.stringify(rest))
+        .join('\n'),
+    );
     const out = join(root, 'paired');
     await buildIndex({ input: vecs, fields, out, similarity: VectorSimilarityFunction.COSINE, progress: false });
     const reader = DirectoryReader.open(out);
@@ -121,19 +126,29 @@ describe('prescore build with documents', () => {
 
   it('fails a document that does not fit the mapping, naming the row and the field, and publishes nothing', async () => {
     const input = join(root, 'bad.jsonl');
-    const rows = docs().slice(0, 50).map((d) => JSON.stringify(d));
+    const rows = docs()
+      .slice(0, 50)
+      .map((d) => JSON.stringify(d));
     rows[37] = JSON.stringify({ ...docs()[37], price: 'cheap' });
     writeFileSync(input, rows.join('\n'));
     const out = join(root, 'bad-idx');
     const run = buildIndex({ input, out, mapping: Mapping.parse(mapping), progress: false });
     await expect(run).rejects.toThrow(InputError);
-    await expect(buildIndex({ input, out, mapping: Mapping.parse(mapping), progress: false })).rejects.toThrow(/row 37 \(line 38\): field \[price\]: failed to parse field of type \[double\]/);
+    await expect(buildIndex({ input, out, mapping: Mapping.parse(mapping), progress: false })).rejects.toThrow(
+      /row 37 \(line 38\): field \[price\]: failed to parse field of type \[double\]/,
+    );
     expect(readdirSync(out).filter((f) => f !== 'write.lock')).toEqual([]);
   });
 
-  it('refuses a similarity that disagrees with the mapping, and takes the mapping\'s when none is given', async () => {
+  it("refuses a similarity that disagrees with the mapping, and takes the mapping's when none is given", async () => {
     const input = join(root, 'docs-sim.jsonl');
-    writeFileSync(input, docs().slice(0, 20).map((d) => JSON.stringify(d)).join('\n'));
+    writeFileSync(
+      input,
+      docs()
+        .slice(0, 20)
+        .map((d) => JSON.stringify(d))
+        .join('\n'),
+    );
     await expect(buildIndex({ input, out: join(root, 'sim-a'), mapping: Mapping.parse(mapping), similarity: VectorSimilarityFunction.EUCLIDEAN, progress: false })).rejects.toThrow(
       /--similarity euclidean disagrees with the mapping's dense_vector similarity cosine/,
     );

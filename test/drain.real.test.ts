@@ -117,7 +117,11 @@ describe('graceful shutdown of a real server', () => {
     const server = await serve([]);
     server.child.kill('SIGTERM');
     expect(await server.exit).toBe(0);
-    const refused = await new Promise<string>((ok) => connect(server.port, '127.0.0.1').once('error', (e: NodeJS.ErrnoException) => ok(e.code ?? '')).once('connect', () => ok('connected')));
+    const refused = await new Promise<string>((ok) =>
+      connect(server.port, '127.0.0.1')
+        .once('error', (e: NodeJS.ErrnoException) => ok(e.code ?? ''))
+        .once('connect', () => ok('connected')),
+    );
     expect(refused).toBe('ECONNREFUSED');
   });
 });

@@ -139,7 +139,8 @@ function randomLeafQuery(r: () => number): FilterQuery {
     return new TermInSetQuery(f.name, Array.from({ length: n }, value));
   }
   if (u < 0.7) {
-    const lo = r() < 0.25 ? null : value(), hi = r() < 0.25 ? null : value();
+    const lo = r() < 0.25 ? null : value(),
+      hi = r() < 0.25 ? null : value();
     if (f.type === 'keyword') return new TermRangeQuery(f.name, lo as string | null, hi as string | null, r() < 0.5, r() < 0.5);
     const num = (b: FilterValue | null) => (b === null ? null : asNumber(b));
     return new SortedNumericDocValuesRangeQuery(f.name, num(lo), num(hi), r() < 0.5, r() < 0.5);
@@ -180,10 +181,11 @@ describe('FixedBitSet', () => {
         const s = new FixedBitSet(n);
         const ref = new Set<number>();
         const density = r();
-        for (let d = 0; d < n; d++) if (r() < density) (s.set(d), ref.add(d));
+        for (let d = 0; d < n; d++) if (r() < density) s.set(d), ref.add(d);
         return { s, ref };
       };
-      const a = make(), b = make();
+      const a = make(),
+        b = make();
       const sorted = (x: Set<number>) => [...x].sort((p, q) => p - q);
       expect(a.s.cardinality()).toBe(a.ref.size);
       expect(bitsOf(a.s)).toEqual(sorted(a.ref));
@@ -191,7 +193,9 @@ describe('FixedBitSet', () => {
       for (let d = 0; d <= n; d++) {
         const next = sorted(a.ref).find((x) => x >= d);
         expect(a.s.nextSetBit(d)).toBe(next ?? NO_MORE_DOCS);
-        const prev = sorted(a.ref).reverse().find((x) => x <= d);
+        const prev = sorted(a.ref)
+          .reverse()
+          .find((x) => x <= d);
         expect(a.s.prevSetBit(d)).toBe(prev ?? -1);
       }
       expect(FixedBitSet.intersectionCount(a.s, b.s)).toBe([...a.ref].filter((x) => b.ref.has(x)).length);
@@ -337,7 +341,14 @@ describe('filters match what a per-doc reference evaluation says (random documen
       if (seen !== undefined) expect(result, `${q} shares the key ${q.cacheKey}`).toBe(seen);
       else byKey.set(q.cacheKey, result);
       if (q instanceof BooleanQuery) {
-        const swapped = new BooleanQuery({ must: shuffle(q.filter), filter: shuffle(q.must), should: shuffle(q.should), mustNot: shuffle(q.mustNot), minimumShouldMatch: q.minimumShouldMatch, adjustPureNegative: q.adjustPureNegative });
+        const swapped = new BooleanQuery({
+          must: shuffle(q.filter),
+          filter: shuffle(q.must),
+          should: shuffle(q.should),
+          mustNot: shuffle(q.mustNot),
+          minimumShouldMatch: q.minimumShouldMatch,
+          adjustPureNegative: q.adjustPureNegative,
+        });
         expect(swapped.cacheKey).toBe(q.cacheKey);
       }
       if (q instanceof TermInSetQuery) expect(new TermInSetQuery(q.field, shuffle([...q.values, ...q.values.slice(0, 2)])).cacheKey).toBe(q.cacheKey);
@@ -350,10 +361,42 @@ describe('semantics spelled out', () => {
   const segment: PlainSegment = {
     key: 's',
     docs: [
-      { id: 'a', live: true, values: new Map<string, DocValue[]>([['x', [-0]], ['n', [0n]], ['tag', ['b']]]) },
-      { id: 'b', live: true, values: new Map<string, DocValue[]>([['x', [0]], ['n', [2n ** 53n + 1n]], ['tag', ['\u{1F600}']]]) },
-      { id: 'c', live: true, values: new Map<string, DocValue[]>([['x', [1.5]], ['n', [2n ** 53n]], ['tag', ['\uFFFD']]]) },
-      { id: 'd', live: false, values: new Map<string, DocValue[]>([['x', [1.5]], ['n', [5n]], ['tag', ['b']]]) },
+      {
+        id: 'a',
+        live: true,
+        values: new Map<string, DocValue[]>([
+          ['x', [-0]],
+          ['n', [0n]],
+          ['tag', ['b']],
+        ]),
+      },
+      {
+        id: 'b',
+        live: true,
+        values: new Map<string, DocValue[]>([
+          ['x', [0]],
+          ['n', [2n ** 53n + 1n]],
+          ['tag', ['\u{1F600}']],
+        ]),
+      },
+      {
+        id: 'c',
+        live: true,
+        values: new Map<string, DocValue[]>([
+          ['x', [1.5]],
+          ['n', [2n ** 53n]],
+          ['tag', ['\uFFFD']],
+        ]),
+      },
+      {
+        id: 'd',
+        live: false,
+        values: new Map<string, DocValue[]>([
+          ['x', [1.5]],
+          ['n', [5n]],
+          ['tag', ['b']],
+        ]),
+      },
       { id: 'e', live: true, values: new Map<string, DocValue[]>() },
     ],
   };
@@ -405,7 +448,13 @@ describe('semantics spelled out', () => {
     expect(String(new SortedNumericDocValuesRangeQuery('n', 1, null, false))).toBe('n:{1 TO *]');
     expect(String(new TermRangeQuery('tag', 'a', 'c'))).toBe('tag:[a TO c]');
     expect(String(new FieldExistsQuery('x'))).toBe('FieldExistsQuery [field=x]');
-    const bool = new BooleanQuery({ must: [new TermQuery('a', 1)], filter: [new TermQuery('b', 'x')], should: [new MatchAllDocsQuery()], mustNot: [new BooleanQuery({ should: [new TermQuery('c', 'y')] })], minimumShouldMatch: 1 });
+    const bool = new BooleanQuery({
+      must: [new TermQuery('a', 1)],
+      filter: [new TermQuery('b', 'x')],
+      should: [new MatchAllDocsQuery()],
+      mustNot: [new BooleanQuery({ should: [new TermQuery('c', 'y')] })],
+      minimumShouldMatch: 1,
+    });
     expect(String(bool)).toBe('(+a:1 #b:x *:* -(c:y))~1');
   });
 });

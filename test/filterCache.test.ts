@@ -66,7 +66,9 @@ describe('FilterCache', () => {
   });
 
   it('the budget evicts the least recently used', () => {
-    const a = new TermQuery('tag', 'a'), b = new TermQuery('tag', 'b'), c = new TermQuery('tag', 'B');
+    const a = new TermQuery('tag', 'a'),
+      b = new TermQuery('tag', 'b'),
+      c = new TermQuery('tag', 'B');
     const probe = new FilterCache();
     probe.bitset(a, leaf);
     const one = probe.stats().bytes;

@@ -4,7 +4,21 @@ import { booleanMapping, dateMapping, keywordMapping, numberMapping, type FieldM
 import { calculateMinShouldMatch, TermInSetQuery, type FilterQuery } from '../query/filter/index.js';
 import { parseFilterClause, parseKnnFilter } from '../src/http/dsl/FilterDsl.js';
 import type { HttpError } from '../src/http/errors.js';
-import { compareNumeric, compareUtf8, LONGS, pick, randomSegments, rng, toLeaf, TERMS, DOUBLES, DATES, type DocValue, type FieldSpec, type PlainDoc } from './support/filterLeaves.js';
+import {
+  compareNumeric,
+  compareUtf8,
+  LONGS,
+  pick,
+  randomSegments,
+  rng,
+  toLeaf,
+  TERMS,
+  DOUBLES,
+  DATES,
+  type DocValue,
+  type FieldSpec,
+  type PlainDoc,
+} from './support/filterLeaves.js';
 
 const MAPPING = new Map<string, FieldMapping>([
   ['tag', keywordMapping()],
@@ -71,9 +85,21 @@ describe('Elasticsearch query DSL -> filters (JSON -> toString)', () => {
     ['match_all', { match_all: {} }, '*:*'],
     ['match_none', { match_none: { _name: 'x' } }, 'MatchNoDocsQuery("match_none")'],
     ['constant_score', { constant_score: { filter: { term: { tag: 'a' } }, boost: 3 } }, 'tag:a'],
-    ['bool', { bool: { must: { term: { tag: 'a' } }, filter: [{ exists: { field: 'x' } }], should: [{ term: { flag: true } }], must_not: { term: { n: 1 } } } }, '+tag:a #FieldExistsQuery [field=x] flag:1 -n:1'],
-    ['minimum_should_match as a percentage', { bool: { should: [{ term: { tag: 'a' } }, { term: { tag: 'b' } }, { term: { tag: 'c' } }], minimum_should_match: '70%' } }, '(tag:a tag:b tag:c)~2'],
-    ['minimum_should_match negative', { bool: { should: [{ term: { tag: 'a' } }, { term: { tag: 'b' } }, { term: { tag: 'c' } }], minimum_should_match: -1 } }, '(tag:a tag:b tag:c)~2'],
+    [
+      'bool',
+      { bool: { must: { term: { tag: 'a' } }, filter: [{ exists: { field: 'x' } }], should: [{ term: { flag: true } }], must_not: { term: { n: 1 } } } },
+      '+tag:a #FieldExistsQuery [field=x] flag:1 -n:1',
+    ],
+    [
+      'minimum_should_match as a percentage',
+      { bool: { should: [{ term: { tag: 'a' } }, { term: { tag: 'b' } }, { term: { tag: 'c' } }], minimum_should_match: '70%' } },
+      '(tag:a tag:b tag:c)~2',
+    ],
+    [
+      'minimum_should_match negative',
+      { bool: { should: [{ term: { tag: 'a' } }, { term: { tag: 'b' } }, { term: { tag: 'c' } }], minimum_should_match: -1 } },
+      '(tag:a tag:b tag:c)~2',
+    ],
     ['knn.filter as an array: all must match', [{ term: { tag: 'a' } }, { range: { x: { lt: 1 } } }], '#tag:a #x:[* TO 1}'],
     ['knn.filter as an empty array', [], '*:*'],
   ])('%s', (_, json, want) => {
@@ -302,7 +328,9 @@ function esReference(json: Json, doc: PlainDoc): boolean {
       return false;
     case 'bool': {
       const list = (k: string): Json[] => (body[k] === undefined ? [] : Array.isArray(body[k]) ? body[k] : [body[k]]);
-      const required = [...list('must'), ...list('filter')], should = list('should'), mustNot = list('must_not');
+      const required = [...list('must'), ...list('filter')],
+        should = list('should'),
+        mustNot = list('must_not');
       const m = (c: Json) => esReference(c, doc);
       if (required.length + should.length + mustNot.length === 0) return true;
       if (required.length === 0 && should.length === 0) return body.adjust_pure_negative !== false && !mustNot.some(m);

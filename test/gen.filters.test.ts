@@ -77,8 +77,7 @@ function predicate(query: Query): Predicate {
     case 'range': {
       const [field, bounds] = Object.entries(body)[0] as [string, Record<string, number>];
       const ops = Object.entries(bounds);
-      const inRange = (n: number) =>
-        ops.every(([op, x]) => (op === 'lt' ? n < x : op === 'lte' ? n <= x : op === 'gt' ? n > x : op === 'gte' ? n >= x : false));
+      const inRange = (n: number) => ops.every(([op, x]) => (op === 'lt' ? n < x : op === 'lte' ? n <= x : op === 'gt' ? n > x : op === 'gte' ? n >= x : false));
       return (doc) => values(doc, field).some((v) => inRange(v as number));
     }
     case 'bool': {
@@ -86,7 +85,7 @@ function predicate(query: Query): Predicate {
       const all = [...(b.filter ?? []), ...(b.must ?? [])].map(predicate);
       const none = (b.must_not ?? []).map(predicate);
       const some = (b.should ?? []).map(predicate);
-      const need = some.length === 0 ? 0 : b.minimum_should_match ?? (all.length > 0 ? 0 : 1);
+      const need = some.length === 0 ? 0 : (b.minimum_should_match ?? (all.length > 0 ? 0 : 1));
       return (doc) => all.every((p) => p(doc)) && !none.some((p) => p(doc)) && some.filter((p) => p(doc)).length >= need;
     }
     default:
@@ -108,9 +107,13 @@ function passingDocs(filter: Query, docs: readonly object[]): boolean[] {
 
 /** Float64 similarity of two float32 rows, as the ground truth defines it (higher is nearer). */
 function similarity(sim: GenSimilarity, a: Float32Array, ao: number, b: Float32Array, bo: number, dim: number): number {
-  let dot = 0, aa = 0, bb = 0, dist = 0;
+  let dot = 0,
+    aa = 0,
+    bb = 0,
+    dist = 0;
   for (let i = 0; i < dim; i++) {
-    const x = a[ao + i], y = b[bo + i];
+    const x = a[ao + i],
+      y = b[bo + i];
     dot += x * y;
     aa += x * x;
     bb += y * y;
@@ -150,7 +153,10 @@ async function load(out: string): Promise<Generated> {
   return { out, base, queries, docs, filters, truth, info };
 }
 
-const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
+const sha256 = async (path: string) =>
+  createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
 
 describe('prescore gen --filters', () => {
   const spec = { seed: '3', dim: 24, similarity: 'cosine' as const, n: 20_000, queries: 16, k: 20 };
@@ -206,7 +212,11 @@ describe('prescore gen --filters', () => {
       const info = JSON.parse(await readFile(join(filtered, 'dataset.json'), 'utf8'));
       expect(Object.keys(info.filters).sort()).toEqual(['correlations', 'files', 'groundTruth', 'k', 'names', 'order', 'perQuery', 'selectivities', 'version']);
       delete info.filters;
-      expect(createHash('sha256').update(`${JSON.stringify(info, null, 2)}\n`).digest('hex')).toBe(golden[similarity]['dataset.json']);
+      expect(
+        createHash('sha256')
+          .update(`${JSON.stringify(info, null, 2)}\n`)
+          .digest('hex'),
+      ).toBe(golden[similarity]['dataset.json']);
     }
     // Regenerating without --filters removes the filter files of an earlier run.
     await generateDataset({ seed: '9', dim: 24, similarity: 'cosine', n: 3000, queries: 7, k: 10, out: join(dir, 'golden-euclidean-filters'), progress: false });
@@ -238,7 +248,8 @@ describe('prescore gen --filters', () => {
     });
     const big = [...byCluster.values()].filter((rows) => rows.length >= 40).slice(0, 6);
     expect(big.length).toBeGreaterThan(3);
-    let within = 0, across = 0;
+    let within = 0,
+      across = 0;
     for (let a = 0; a < big.length; a++) {
       for (let j = 0; j < 20; j++) {
         within += similarity('cosine', base, big[a][j] * 24, base, big[a][j + 20] * 24, 24);
@@ -310,7 +321,8 @@ describe('prescore gen --filters', () => {
       for (let q = 0; q < spec.queries; q++) {
         for (const correlation of ['uniform', 'correlated', 'anti']) {
           const e = filters.entries.find((x) => x.query === q && x.correlation === correlation && x.selectivity === s)!;
-          let sum = 0, count = 0;
+          let sum = 0,
+            count = 0;
           passingDocs(e.filter, docs).forEach((pass, i) => {
             if (!pass) return;
             sum += similarity('cosine', queries, q * 24, base, i * 24, 24);
@@ -355,9 +367,7 @@ describe('prescore gen --filters', () => {
     const h = await load(out);
     const empty = h.filters.entries.filter((e) => e.cardinality === 0);
     // round(0.001 * 300) = round(0.0001 * 300) = 0: correlated and anti 0.1 % and 0.01 % match no doc.
-    expect(empty.filter((e) => e.correlation !== 'uniform').map((e) => e.name)).toEqual(
-      [0, 1, 2].flatMap(() => ['correlated-0.1', 'correlated-0.01', 'anti-0.1', 'anti-0.01']),
-    );
+    expect(empty.filter((e) => e.correlation !== 'uniform').map((e) => e.name)).toEqual([0, 1, 2].flatMap(() => ['correlated-0.1', 'correlated-0.01', 'anti-0.1', 'anti-0.01']));
     expect(h.filters.emptyEntries).toBe(empty.length);
     expect((h.filters as unknown as { note: string }).note).toMatch(/cardinality 0/);
     h.filters.entries.forEach((e, i) => {
@@ -374,7 +384,9 @@ describe('prescore gen --filters', () => {
 
   it('the ground-truth task gives the same rows with the wasm prefilter and in pure JS, ties to the lower row', async () => {
     // Random vectors with duplicated rows (exact ties), a filter mix of every shape.
-    const dim = 10, n = 3000, Q = 6;
+    const dim = 10,
+      n = 3000,
+      Q = 6;
     const rng = Rng.from(77n, 1);
     const base = new Float32Array(n * dim);
     for (let i = 0; i < base.length; i++) base[i] = rng.normal();

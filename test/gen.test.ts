@@ -2,15 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CHUNK_ROWS, type GenSimilarity, type ModelSpec } from '../src/gen/DatasetSpec.js';
 import { EmbeddingModel, latentDims } from '../src/gen/EmbeddingModel.js';
 import { generateVectors } from '../src/gen/generateDataset.js';
-import {
-  groundTruth,
-  prepareQueries,
-  recallAtK,
-  rowsOf,
-  ScoreScratch,
-  scoreDocs,
-  TopK,
-} from '../src/gen/GroundTruth.js';
+import { groundTruth, prepareQueries, recallAtK, rowsOf, ScoreScratch, scoreDocs, TopK } from '../src/gen/GroundTruth.js';
 import { parseSeed, Rng } from '../src/gen/Rng.js';
 
 const SIMILARITIES: GenSimilarity[] = ['cosine', 'dot_product', 'euclidean', 'max_inner_product'];
@@ -22,9 +14,13 @@ function bruteForce(base: Float32Array, queries: Float32Array, dim: number, k: n
   for (let q = 0; q < queries.length / dim; q++) {
     const scored: { id: number; score: number }[] = [];
     for (let d = 0; d < n; d++) {
-      let dot = 0, qq = 0, dd = 0, dist = 0;
+      let dot = 0,
+        qq = 0,
+        dd = 0,
+        dist = 0;
       for (let i = 0; i < dim; i++) {
-        const x = queries[q * dim + i], y = base[d * dim + i];
+        const x = queries[q * dim + i],
+          y = base[d * dim + i];
         dot += x * y;
         qq += x * x;
         dd += y * y;
@@ -77,7 +73,10 @@ describe('Rng', () => {
     const n = 400_000;
     const x = new Float64Array(n);
     r.fillNormal(x, 0, n);
-    let m = 0, v = 0, k4 = 0, tail = 0;
+    let m = 0,
+      v = 0,
+      k4 = 0,
+      tail = 0;
     for (const a of x) {
       m += a;
       v += a * a;
@@ -87,10 +86,11 @@ describe('Rng', () => {
     expect(Math.abs(m / n)).toBeLessThan(0.01);
     expect(Math.abs(v / n - 1)).toBeLessThan(0.01);
     expect(Math.abs(k4 / n - 3)).toBeLessThan(0.1);
-    expect(tail / n).toBeGreaterThan(0.0020);
+    expect(tail / n).toBeGreaterThan(0.002);
     expect(tail / n).toBeLessThan(0.0034);
     // fillNormal and normal() share the stream.
-    const a = Rng.from(1n, 2), b = Rng.from(1n, 2);
+    const a = Rng.from(1n, 2),
+      b = Rng.from(1n, 2);
     const bulk = new Float64Array(1000);
     a.fillNormal(bulk, 0, 1000);
     expect(Array.from(bulk)).toEqual(Array.from({ length: 1000 }, () => b.normal()));
@@ -145,7 +145,8 @@ describe('generated vectors', () => {
       for (let d = 0; d < 2000; d++) if (d !== skip) best = Math.min(best, distance(v, r * 64, base, d * 64, 64));
       return best;
     };
-    let qMean = 0, bMean = 0;
+    let qMean = 0,
+      bMean = 0;
     for (let r = 0; r < 50; r++) {
       qMean += nn(queries, r, -1) / 50;
       bMean += nn(base, r, r) / 50;
@@ -195,7 +196,8 @@ describe('generated vectors', () => {
     const n = 10_000;
     const ratio = (base: Float32Array, queries: Float32Array) => {
       const truth = groundTruth(base, queries, dim, 1, 'euclidean');
-      let nnSum = 0, randomSum = 0;
+      let nnSum = 0,
+        randomSum = 0;
       for (let q = 0; q < 40; q++) {
         nnSum += distance(queries, q * dim, base, truth.ids[q] * dim, dim);
         randomSum += distance(queries, q * dim, base, ((q * 7919) % n) * dim, dim);
@@ -274,7 +276,11 @@ describe('ground truth', () => {
     const prepared = prepareQueries(queries, dim);
     for (const sim of SIMILARITIES) {
       const merged = new TopK(9, 20);
-      for (const [first, rows] of [[0, 333], [333, 1], [334, 666]]) {
+      for (const [first, rows] of [
+        [0, 333],
+        [333, 1],
+        [334, 666],
+      ]) {
         const part = new TopK(9, 20);
         scoreDocs(prepared, base, first * dim, dim, rows, first, sim, part, new ScoreScratch());
         merged.merge(part.result());
@@ -286,9 +292,36 @@ describe('ground truth', () => {
 
   it('recallAtK compares ids as strings and counts each hit once', () => {
     const truth = [Int32Array.of(1, 2, 3), Int32Array.of(4, 5, 6)];
-    expect(recallAtK([['1', '2', '3'], ['6', '5', '4']], truth, 3)).toBe(1);
-    expect(recallAtK([[1, 9, 9], [4, 4, 4]], truth, 3)).toBeCloseTo(1 / 3);
-    expect(recallAtK([[3, 8], [7, 8]], truth, 2)).toBe(0);
+    expect(
+      recallAtK(
+        [
+          ['1', '2', '3'],
+          ['6', '5', '4'],
+        ],
+        truth,
+        3,
+      ),
+    ).toBe(1);
+    expect(
+      recallAtK(
+        [
+          [1, 9, 9],
+          [4, 4, 4],
+        ],
+        truth,
+        3,
+      ),
+    ).toBeCloseTo(1 / 3);
+    expect(
+      recallAtK(
+        [
+          [3, 8],
+          [7, 8],
+        ],
+        truth,
+        2,
+      ),
+    ).toBe(0);
     expect(recallAtK([[2, 1, 7], [5]], truth, 2)).toBe(0.75);
     expect(() => recallAtK([[1]], truth, 1)).toThrow(RangeError);
   });

@@ -21,7 +21,7 @@ describe('graph construction over multi-bit codes scores in wasm (EncodedQuantiz
     [7, 64, VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT],
     [8, 100, VectorSimilarityFunction.COSINE],
   ];
-  it.each(cases)('gives the JS estimator\'s doc-vs-doc scores bit for bit: %i-bit docs, %i dims, %s', async (bits, dims, similarity) => {
+  it.each(cases)("gives the JS estimator's doc-vs-doc scores bit for bit: %i-bit docs, %i dims, %s", async (bits, dims, similarity) => {
     const n = 300;
     const q = quantizeField(randomVectors(n, dims, bits * 1000 + dims), similarity, { withQueryRecords: true, settings: quantizationSettings({ bits }) });
     const enc = q.settings.encoding;
@@ -54,6 +54,8 @@ describe('graph construction over multi-bit codes scores in wasm (EncodedQuantiz
     const records = { kernels: k, recordsPtr: 0, count: 10, codeBytes: 32, recordBytes: 48 };
     const one = quantizationSettings({ bits: 1 }).encoding;
     expect(() => new EncodedQuantizedScorerSupplier(one, records, 0, q.queryRecords!, dims, 2, 0)).toThrow(/1-bit codes use BinaryQuantizedScorerSupplier/);
-    expect(() => new EncodedQuantizedScorerSupplier(q.settings.encoding, records, 0, q.queryRecords!.subarray(1), dims, 2, 0)).toThrow(/10 docs need 800 bytes of query records, got 799/);
+    expect(() => new EncodedQuantizedScorerSupplier(q.settings.encoding, records, 0, q.queryRecords!.subarray(1), dims, 2, 0)).toThrow(
+      /10 docs need 800 bytes of query records, got 799/,
+    );
   });
 });

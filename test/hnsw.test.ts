@@ -229,7 +229,7 @@ describe('exactSearch', () => {
   });
 });
 
-describe('filled level-0 lists (minLevel0Connections: the HNSW paper\'s keepPrunedConnections)', () => {
+describe("filled level-0 lists (minLevel0Connections: the HNSW paper's keepPrunedConnections)", () => {
   // Tight clusters: the diversity rule keeps only a neighbour or two for many of their members.
   const dim = 8;
   const v = clusteredVectors(2000, dim, 40, 11, true);
@@ -249,7 +249,11 @@ describe('filled level-0 lists (minLevel0Connections: the HNSW paper\'s keepPrun
     expect(scores.length).toBeGreaterThanOrEqual(4);
     for (let j = 1; j < scores.length; j++) expect(scores[j]!).toBeLessThanOrEqual(scores[j - 1]!);
     // Lucene's rule alone leaves some lists short; filled, none is (the first nodes had fewer candidates).
-    expect(degrees(lucene).slice(10).some((d) => d < 4)).toBe(true);
+    expect(
+      degrees(lucene)
+        .slice(10)
+        .some((d) => d < 4),
+    ).toBe(true);
     expect(Math.min(...degrees(filled).slice(10))).toBeGreaterThanOrEqual(4);
     // Upper levels (searched and linked before level 0 is) are Lucene's graph exactly.
     expect(filled.numLevels).toBe(lucene.numLevels);
@@ -260,7 +264,7 @@ describe('filled level-0 lists (minLevel0Connections: the HNSW paper\'s keepPrun
     }
   });
 
-  it('is off by default (Lucene\'s graph) and at most 2 x M', () => {
+  it("is off by default (Lucene's graph) and at most 2 x M", () => {
     const a = new HnswGraphBuilder(sup, { M: 8 }).build();
     const b = new HnswGraphBuilder(sup, { M: 8, minLevel0Connections: 0 }).build();
     expect(degrees(b)).toEqual(degrees(a));

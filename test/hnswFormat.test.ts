@@ -1,4 +1,3 @@
-
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +17,6 @@ import { ByteArrayDataOutput } from '../segments/store/DataOutput.js';
 import { wholeFile } from '../segments/store/FileSlice.js';
 import { clusteredVectors } from '../src/bench/hnsw.js';
 import { LUCENE_FIXTURE_ZIPS, unzipLuceneFixture } from './support/luceneFixtures.js';
-
 
 /**
  * Minimal Lucene90CompoundFormat reading, enough to pull sub-files out of a `.cfs`: the `.cfe`

@@ -107,7 +107,7 @@ describe('a search request holds its place from arrival', () => {
 });
 
 describe('shedding', () => {
-  it('a shed request\'s unread body is discarded: the kept-alive connection serves the next request, and the metrics count the 429', async () => {
+  it("a shed request's unread body is discarded: the kept-alive connection serves the next request, and the metrics count the 429", async () => {
     const fake = new FakeIndex({ name: 'vectors', held: true });
     const server = await startServer(fake, { host: '127.0.0.1', port: 0, maxInflight: 1, maxQueue: 0, warmUpRequests: 0 }, { log: () => {} });
     try {
@@ -137,14 +137,22 @@ describe('shedding', () => {
   });
 });
 
-function post(server: RunningServer, agent: Agent, path: string, body: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string; socketReused: boolean }> {
+function post(
+  server: RunningServer,
+  agent: Agent,
+  path: string,
+  body: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string; socketReused: boolean }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: server.host, port: server.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, socketReused: req.reusedSocket }));
-    });
+    const req = request(
+      { host: server.host, port: server.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, socketReused: req.reusedSocket }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -190,7 +198,10 @@ describe('searches on the calling thread share it with the server', () => {
 
   it('admission counts a request whose search runs on the calling thread: the third of three at once is shed', async () => {
     const server = await serve(onCaller, 1, 1);
-    const responses = await sendTogether(server, [0, 1, 2].map((i) => rawRequest('POST', '/v1/search', searchBody(i))));
+    const responses = await sendTogether(
+      server,
+      [0, 1, 2].map((i) => rawRequest('POST', '/v1/search', searchBody(i))),
+    );
     expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 429]);
     for (const [i, res] of responses.entries()) {
       if (res.status !== 200) continue;
@@ -212,7 +223,10 @@ describe('searches on the calling thread share it with the server', () => {
 
   it('with other requests held, adaptive placement runs no trial: each search is on the calling thread or one worker', async () => {
     const server = await serve(adaptive, 4, 4);
-    const responses = await sendTogether(server, [4, 5, 6].map((i) => rawRequest('POST', '/v1/search', searchBody(i))));
+    const responses = await sendTogether(
+      server,
+      [4, 5, 6].map((i) => rawRequest('POST', '/v1/search', searchBody(i))),
+    );
     const placements = responses.map((r) => JSON.parse(r.body).stats.searched_on as string);
     // Each search turns the event loop before it chooses, and by then all three hold places: the
     // calling thread is not free, so nothing is measured (a trial would put slices on both).

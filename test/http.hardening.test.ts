@@ -203,7 +203,11 @@ describe('input that cannot be served', () => {
   it('the library rejects a zero query vector on a cosine index', async () => {
     const rows = 20;
     const input = join(root, 'ok.fvecs');
-    await writeFvecs(input, Float32Array.from({ length: rows * DIMS }, (_, i) => Math.cos(i)), DIMS);
+    await writeFvecs(
+      input,
+      Float32Array.from({ length: rows * DIMS }, (_, i) => Math.cos(i)),
+      DIMS,
+    );
     const out = join(root, 'ok');
     await buildIndex({ input, out, similarity: VectorSimilarityFunction.COSINE, progress: false });
     const index = await openIndex(out);

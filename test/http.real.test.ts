@@ -38,11 +38,10 @@ const shedTotal = async (): Promise<number> => {
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 2));
 }
-const post = (path: string, body: unknown) =>
-  fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) => fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe('HTTP over a real index', () => {
-  it('answers both request shapes with the engine\'s hits', async () => {
+  it("answers both request shapes with the engine's hits", async () => {
     for (let i = 0; i < 5; i++) {
       const expected = await index.search(query(i), { k: 10, oversample: 3, numCandidates: 100 });
       const native = await post('/v1/search', { vector: query(i), k: 10, oversample: 3, num_candidates: 100, stats: true });

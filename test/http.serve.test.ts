@@ -154,9 +154,13 @@ describe('prescore serve', () => {
 
   it('an opener failure or a busy port exits 1', async () => {
     const err: string[] = [];
-    const code = await serveCommand(['--index', 'broken'], async () => {
-      throw new Error('commit_3: checksum failed');
-    }, { stderr: (l) => err.push(l), stdout: () => {}, env: {}, signals: new EventEmitter() as any });
+    const code = await serveCommand(
+      ['--index', 'broken'],
+      async () => {
+        throw new Error('commit_3: checksum failed');
+      },
+      { stderr: (l) => err.push(l), stdout: () => {}, env: {}, signals: new EventEmitter() as any },
+    );
     expect(code).toBe(1);
     expect(err.join('\n')).toMatch(/cannot open prescore index broken: commit_3: checksum failed/);
 

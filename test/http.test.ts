@@ -289,7 +289,11 @@ describe('validation', () => {
     ['num_candidates < default k (size)', (v) => ({ knn: { field: 'embedding', query_vector: v, num_candidates: 5 } }), 'knn.num_candidates'],
     ['oversample 0.5', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 1, rescore_vector: { oversample: 0.5 } } }), 'knn.rescore_vector.oversample'],
     ['oversample 101', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 1, rescore_vector: { oversample: 101 } } }), 'knn.rescore_vector.oversample'],
-    ['k x oversample > 10000', (v) => ({ knn: { field: 'embedding', query_vector: v, k: 1000, num_candidates: 1000, rescore_vector: { oversample: 11 } } }), 'knn.rescore_vector.oversample'],
+    [
+      'k x oversample > 10000',
+      (v) => ({ knn: { field: 'embedding', query_vector: v, k: 1000, num_candidates: 1000, rescore_vector: { oversample: 11 } } }),
+      'knn.rescore_vector.oversample',
+    ],
     ['3-dim vector', () => ({ knn: { field: 'embedding', query_vector: [1, 2, 3], k: 1 } }), 'knn.query_vector'],
     ['string element', (v) => ({ knn: { field: 'embedding', query_vector: v.map((x, i) => (i === 3 ? 'x' : x)), k: 1 } }), 'knn.query_vector[3]'],
     ['null element', (v) => ({ knn: { field: 'embedding', query_vector: v.map((x, i) => (i === 9 ? null : x)), k: 1 } }), 'knn.query_vector[9]'],
@@ -661,14 +665,7 @@ interface RawResponse {
 }
 
 /** node:http, for what fetch cannot do: no Content-Type, chunked bodies, a shared agent. */
-function rawRequest(
-  server: RunningServer,
-  path: string,
-  body: string,
-  headers: Record<string, string>,
-  chunked = false,
-  agent?: import('node:http').Agent,
-): Promise<RawResponse> {
+function rawRequest(server: RunningServer, path: string, body: string, headers: Record<string, string>, chunked = false, agent?: import('node:http').Agent): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       { host: server.host, port: server.port, path, method: 'POST', headers: chunked ? headers : { ...headers, 'content-length': Buffer.byteLength(body) }, agent },

@@ -25,7 +25,11 @@ describe('server warm-up', () => {
     // No client sent them: the request and query counters start at zero.
     expect(await metric(server, /^prescore_http_requests_total\{route="\/(v1\/search|:index\/_search)"/)).toEqual([]);
     expect(await metric(server, /^prescore_queries_total\{/)).toEqual([]);
-    const res = await fetch(server.url + '/v1/search', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ vector: fake.randomQuery(1), k: 3 }) });
+    const res = await fetch(server.url + '/v1/search', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vector: fake.randomQuery(1), k: 3 }),
+    });
     expect(res.status).toBe(200);
     expect(await metric(server, /^prescore_http_requests_total\{route="\/v1\/search"/)).toEqual(['prescore_http_requests_total{route="/v1/search",method="POST",status="200"} 1']);
   });
@@ -41,7 +45,9 @@ describe('server warm-up', () => {
   it('fails the start, naming the route and the status, when a warm-up search is a server error', async () => {
     const fake = new FakeIndex({ dims: 16 });
     fake.failWith = new Error('segment _3 is unreadable');
-    await expect(startServer(fake, { host: '127.0.0.1', port: 0, warmUpRequests: 4 }, { log: () => {} })).rejects.toThrow(/warm-up search \/v1\/search answered 500: .*segment _3 is unreadable/);
+    await expect(startServer(fake, { host: '127.0.0.1', port: 0, warmUpRequests: 4 }, { log: () => {} })).rejects.toThrow(
+      /warm-up search \/v1\/search answered 500: .*segment _3 is unreadable/,
+    );
   });
 
   it('takes the limits at work in its stride: searches shed with 429 do not fail the start', async () => {

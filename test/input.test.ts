@@ -4,12 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../segments/input/InputError.js';
 import { encodeNpy, parseNpyHeader, writeNpy } from '../segments/input/Npy.js';
-import {
-  batchIds,
-  detectFormat,
-  openVectorSource,
-  readAllVectors,
-} from '../segments/input/openVectorSource.js';
+import { batchIds, detectFormat, openVectorSource, readAllVectors } from '../segments/input/openVectorSource.js';
 import type { VectorBatch, VectorSource } from '../segments/input/VectorSource.js';
 import { readIvecs } from '../segments/input/XvecsReader.js';
 import { FvecsWriter, IvecsWriter, writeFvecs, writeIvecs } from '../segments/input/XvecsWriter.js';
@@ -180,11 +175,25 @@ describe('fvecs', () => {
   it('rejects ragged rows naming the row, whether or not the size is a multiple of the row size', async () => {
     // Size not a multiple: found at open.
     const a = join(dir, 'ragged-a.fvecs');
-    await writeFile(a, rawXvecs([{ dim: 3, values: [1, 2, 3] }, { dim: 3, values: [1, 2, 3] }, { dim: 2, values: [1, 2] }]));
+    await writeFile(
+      a,
+      rawXvecs([
+        { dim: 3, values: [1, 2, 3] },
+        { dim: 3, values: [1, 2, 3] },
+        { dim: 2, values: [1, 2] },
+      ]),
+    );
     expect((await inputError(() => openVectorSource(a))).message).toMatch(/ragged-a\.fvecs: row 2: dimension header 2, expected 3/);
     // Size a multiple (a 2-dim and a 4-dim row make two 3-dim rows' bytes): found while streaming.
     const b = join(dir, 'ragged-b.fvecs');
-    await writeFile(b, rawXvecs([{ dim: 3, values: [1, 2, 3] }, { dim: 2, values: [1, 2] }, { dim: 4, values: [1, 2, 3, 4] }]));
+    await writeFile(
+      b,
+      rawXvecs([
+        { dim: 3, values: [1, 2, 3] },
+        { dim: 2, values: [1, 2] },
+        { dim: 4, values: [1, 2, 3, 4] },
+      ]),
+    );
     const source = await openVectorSource(b);
     expect(source.count).toBe(3);
     expect((await inputError(() => drain(b, 10))).message).toMatch(/ragged-b\.fvecs: row 1: dimension header 2, expected 3/);
@@ -273,9 +282,7 @@ describe('npy', () => {
     await writeNpy(path, data, dims);
     const offset = parseNpyHeader(encodeNpy(data, dims)).dataOffset;
     await truncate(path, offset + 4 * 10 - 1); // 9 values + 3 bytes: inside row 3
-    expect((await inputError(() => openVectorSource(path))).message).toMatch(
-      new RegExp(`trunc\\.npy: row 3: truncated: shape \\(5, 3\\) needs ${offset + 60} bytes`),
-    );
+    expect((await inputError(() => openVectorSource(path))).message).toMatch(new RegExp(`trunc\\.npy: row 3: truncated: shape \\(5, 3\\) needs ${offset + 60} bytes`));
 
     const bytes = encodeNpy(data, dims);
     await writeFile(join(dir, 'trailing.npy'), Buffer.concat([bytes, Buffer.from([1, 2])]));

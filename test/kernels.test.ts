@@ -20,7 +20,14 @@ function packBits(bits: ArrayLike<number>, codeBytes = Math.ceil(bits.length / 8
 /** 4-bit codes to 4 bit planes of codeBytes bytes, plane p = bit p, LSB plane first. */
 function transposeNibbles(nibbles: ArrayLike<number>, codeBytes = Math.ceil(nibbles.length / 8)): Uint8Array {
   const out = new Uint8Array(4 * codeBytes);
-  for (let p = 0; p < 4; p++) out.set(packBits(Array.from(nibbles, (v) => (v >> p) & 1), codeBytes), p * codeBytes);
+  for (let p = 0; p < 4; p++)
+    out.set(
+      packBits(
+        Array.from(nibbles, (v) => (v >> p) & 1),
+        codeBytes,
+      ),
+      p * codeBytes,
+    );
   return out;
 }
 
@@ -33,7 +40,6 @@ function f32Bits(x: number): number {
 function bitsOf(a: Float32Array): Uint32Array {
   return new Uint32Array(a.buffer, a.byteOffset, a.length);
 }
-
 
 interface RecordFields {
   code: Uint8Array;
@@ -80,7 +86,8 @@ describe('1-bit layout facts (worked example in ScalarQuantizedVectorsFormat.ts)
     const code = packBits(docBits);
     expect(nibbles.reduce((s, q, i) => s + q * docBits[i], 0)).toBe(31);
     expect(JsKernels.int4BitDotProduct(planes, 0, code, 0, 1)).toBe(31);
-    const q = k.alloc(4), d = k.alloc(1);
+    const q = k.alloc(4),
+      d = k.alloc(1);
     k.u8().set(planes, q);
     k.u8().set(code, d);
     expect(k.int4BitDotProduct(q, d, 1)).toBe(31);
@@ -100,7 +107,13 @@ describe('OSQ estimator example (D = 8)', () => {
     { sim: 3, corrY: -0.5, corrX: -0.4, centroidDP: 0.5, bits: 0x3f99999d, value: 1.2000004 },
   ];
   const corrections = (sim: number, corrY: number, centroidDP: number) => ({
-    lower: -1, upper: 2, additionalCorrection: corrY, componentSum: 46, dims: 8, similarity: sim, centroidDP,
+    lower: -1,
+    upper: 2,
+    additionalCorrection: corrY,
+    componentSum: 46,
+    dims: 8,
+    similarity: sim,
+    centroidDP,
   });
 
   it('l_y = 0.20000002 (0x3E4CCCCE) and s = 1.6000004 (0x3FCCCCD0)', () => {
@@ -125,7 +138,10 @@ describe('OSQ estimator example (D = 8)', () => {
       expect(f32Bits(jsOut[0])).toBe(c.bits);
       expect(jsOut[0]).toBeCloseTo(c.value, 6);
 
-      const planesPtr = k.alloc(4), recPtr = k.alloc(17), outPtr = k.alloc(8), ordsPtr = k.alloc(4);
+      const planesPtr = k.alloc(4),
+        recPtr = k.alloc(17),
+        outPtr = k.alloc(8),
+        ordsPtr = k.alloc(4);
       k.u8().set(planes, planesPtr);
       k.u8().set(rec, recPtr);
       k.i32()[ordsPtr >>> 2] = 0;
@@ -193,7 +209,11 @@ function randomSegment(dims: number, n: number, seed: number): Segment {
   }
   const nibbles = Array.from({ length: dims }, () => Math.floor(r() * 16));
   return {
-    dims, codeBytes, recordSize, n, records,
+    dims,
+    codeBytes,
+    recordSize,
+    n,
+    records,
     planes: transposeNibbles(nibbles, codeBytes),
     lower: Math.fround(-sigma * (2 + r())),
     upper: Math.fround(sigma * (2 + r())),
@@ -228,10 +248,14 @@ describe('wasm estimator is bit-identical to the JS reference', () => {
 
       for (const sim of SIMS) {
         const corr = {
-          lower: seg.lower, upper: seg.upper,
+          lower: seg.lower,
+          upper: seg.upper,
           // ‖q − c‖² for EUCLIDEAN; q·c otherwise (centred so that s' stays mostly inside [−1, 1])
           additionalCorrection: Math.fround(sim === 0 ? 1 + seg.queryCorr : seg.queryCorr - 0.1),
-          componentSum: seg.componentSum, dims, similarity: sim, centroidDP: seg.centroidDP,
+          componentSum: seg.componentSum,
+          dims,
+          similarity: sim,
+          centroidDP: seg.centroidDP,
         };
         const js = new Float32Array(n);
         JsKernels.scoreOsqRange({ ...corr, planes: seg.planes }, seg.records, recordSize, codeBytes, 0, n, js);
@@ -270,7 +294,8 @@ describe('wasm estimator is bit-identical to the JS reference', () => {
         }
         if (fill === 'ones') expect(naive).toBe(15 * 8 * codeBytes);
         expect(JsKernels.int4BitDotProduct(planes, 0, code, 0, codeBytes)).toBe(naive);
-        const q = k.alloc(planes.length), d = k.alloc(codeBytes + 16);
+        const q = k.alloc(planes.length),
+          d = k.alloc(codeBytes + 16);
         k.u8().set(planes, q);
         k.u8().set(code, d);
         expect(k.int4BitDotProduct(q, d, codeBytes)).toBe(naive);
@@ -311,14 +336,18 @@ describe('fp32 kernels', () => {
       k.f32().set(xs, p >>> 2);
       return p;
     };
-    const a = vec([1, 2, 3]), b = vec([4, 6, 8]);
+    const a = vec([1, 2, 3]),
+      b = vec([4, 6, 8]);
     expect(k.squareDistance(a, b, 3)).toBe(50);
     expect(f32Bits(Math.fround(1 / Math.fround(1 + k.squareDistance(a, b, 3))))).toBe(0x3ca0a0a1);
-    const c = vec([1, 0]), d = vec([1, 1]);
+    const c = vec([1, 0]),
+      d = vec([1, 1]);
     expect(f32Bits(Math.fround(Math.fround(1 + k.cosine(c, d, 2)) / 2))).toBe(0x3f5a827a);
-    const e = vec([0.6, 0.8]), g = vec([0.8, 0.6]);
+    const e = vec([0.6, 0.8]),
+      g = vec([0.8, 0.6]);
     expect(f32Bits(Math.fround(Math.fround(1 + k.dot(e, g, 2)) / 2))).toBe(0x3f7ae148);
-    const h = vec([3, 4]), i = vec([6, 8]);
+    const h = vec([3, 4]),
+      i = vec([6, 8]);
     expect(k.cosine(h, i, 2)).toBe(1);
     const z = vec([0, 0]);
     expect(k.cosine(z, h, 2)).toBeNaN();
@@ -330,11 +359,14 @@ describe('fp32 kernels', () => {
     for (const dim of [1, 3, 4, 7, 16, 17, 33, 100, 384, 768, 1024, 1027, 1536]) {
       const a = Float32Array.from({ length: dim }, () => r() * 2 - 1);
       const b = Float32Array.from({ length: dim }, () => r() * 2 - 1);
-      const pa = k.alloc(4 * dim), pb = k.alloc(4 * dim), po = k.alloc(12);
+      const pa = k.alloc(4 * dim),
+        pb = k.alloc(4 * dim),
+        po = k.alloc(12);
       k.f32().set(a, pa >>> 2);
       k.f32().set(b, pb >>> 2);
       // Errors of a sum scale with Σ|terms| rather than the (possibly cancelling) result.
-      let absDot = 0, sq = 0;
+      let absDot = 0,
+        sq = 0;
       for (let i = 0; i < dim; i++) {
         absDot += Math.abs(a[i] * b[i]);
         sq += (a[i] - b[i]) ** 2;
@@ -357,7 +389,7 @@ describe('fp32 kernels', () => {
     }
   });
 
-  it('the JS reference follows Lucene\'s scalar order bit for bit (segments/util/VectorUtil)', () => {
+  it("the JS reference follows Lucene's scalar order bit for bit (segments/util/VectorUtil)", () => {
     const r = rng(7);
     for (const dim of [3, 32, 33, 100, 1024]) {
       const a = Float32Array.from({ length: dim }, () => r() * 2 - 1);
@@ -380,7 +412,9 @@ describe('fp32 kernels', () => {
       const r = rng(nq * 1000 + nd);
       const qs = Float32Array.from({ length: nq * dim }, () => r() * 2 - 1);
       const ds = Float32Array.from({ length: nd * dim }, () => r() * 2 - 1);
-      const pq = k.alloc(qs.byteLength), pd = k.alloc(ds.byteLength), po = k.alloc(4 * nq * nd + 16);
+      const pq = k.alloc(qs.byteLength),
+        pd = k.alloc(ds.byteLength),
+        po = k.alloc(4 * nq * nd + 16);
       k.f32().set(qs, pq >>> 2);
       k.f32().set(ds, pd >>> 2);
       const sentinel = (po >>> 2) + nq * nd;

@@ -100,15 +100,24 @@ describe('first phase: 1-bit kNN over every segment', () => {
     expect(found / total).toBeGreaterThanOrEqual(0.95);
   });
 
-  it('graph segments: the wasm level-0 search returns exactly the JS searcher\'s hits and visit counts', async () => {
+  it("graph segments: the wasm level-0 search returns exactly the JS searcher's hits and visit counts", async () => {
     for (let qi = 0; qi < 20; qi++) {
       const query = graph.queries.subarray(qi * 96, (qi + 1) * 96);
-      for (const [k, ef] of [[10, 100], [50, 50], [5, 7]]) {
+      for (const [k, ef] of [
+        [10, 100],
+        [50, 50],
+        [5, 7],
+      ]) {
         const stats = [new QueryStatsCollector('mmap'), new QueryStatsCollector('mmap')];
         const searcher = new IndexSearcher(DirectoryReader.open(graph.dir));
         const [js, wasm] = await Promise.all(
           (['js', 'wasm'] as const).map((graphSearch, i) =>
-            new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, graphSearch }).rewrite(searcher, { readPath: 'mmap', prefetchPolicy: 'adaptive', stats: stats[i], startedAt: monotonicMs() }),
+            new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, graphSearch }).rewrite(searcher, {
+              readPath: 'mmap',
+              prefetchPolicy: 'adaptive',
+              stats: stats[i],
+              startedAt: monotonicMs(),
+            }),
           ),
         );
         expect(ranked(wasm)).toEqual(ranked(js));

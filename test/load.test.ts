@@ -149,11 +149,16 @@ describe('outcome accounting', () => {
   it('counts 429 as shed, 504 as timeout, other statuses and bad bodies as errors', async () => {
     const s = await stub((res, _body, n) => {
       switch (n % 5) {
-        case 0: return answer(res);
-        case 1: return answer(res, 429, '{"error":"overloaded"}', { 'retry-after': '1' });
-        case 2: return answer(res, 504, '{"error":"timeout"}');
-        case 3: return answer(res, 500, '{"error":"boom"}');
-        default: return answer(res, 200, 'not json');
+        case 0:
+          return answer(res);
+        case 1:
+          return answer(res, 429, '{"error":"overloaded"}', { 'retry-after': '1' });
+        case 2:
+          return answer(res, 504, '{"error":"timeout"}');
+        case 3:
+          return answer(res, 500, '{"error":"boom"}');
+        default:
+          return answer(res, 200, 'not json');
       }
     });
     // A generous client timeout: this test is about classification, so no answer may time out
@@ -260,17 +265,38 @@ describe('reports', () => {
     writeFileSync(join(tmp, 'gt.ivecs'), iv);
     const s = await stub((res, body) => {
       const q = Math.round((JSON.parse(body) as { vector: number[] }).vector[0]);
-      const hits = [...Array(5).keys()].map((j) => ({ id: String(q + j), doc: q + j, score: 1 })).concat(
-        [...Array(5).keys()].map((j) => ({ id: `x${j}`, doc: -1, score: 0 })),
-      );
+      const hits = [...Array(5).keys()].map((j) => ({ id: String(q + j), doc: q + j, score: 1 })).concat([...Array(5).keys()].map((j) => ({ id: `x${j}`, doc: -1, score: 0 })));
       setTimeout(() => answer(res, 200, JSON.stringify({ hits, took_ms: 0.5, stats: {} })), 1);
     });
     const jsonPath = join(tmp, 'out', 'r.json');
     const htmlPath = join(tmp, 'out', 'r.html');
     const out: string[] = [];
     const code = await loadCommand(
-      ['--url', s.url + '/v1/search', '--rate', '100', '--duration', '1500ms', '--warmup', '500ms', '--queries', join(tmp, 'q.fvecs'),
-        '--groundtruth', join(tmp, 'gt.ivecs'), '--k', '10', '--oversample', '3', '--read-path', 'pread', '--json', jsonPath, '--html', htmlPath, '--quiet'],
+      [
+        '--url',
+        s.url + '/v1/search',
+        '--rate',
+        '100',
+        '--duration',
+        '1500ms',
+        '--warmup',
+        '500ms',
+        '--queries',
+        join(tmp, 'q.fvecs'),
+        '--groundtruth',
+        join(tmp, 'gt.ivecs'),
+        '--k',
+        '10',
+        '--oversample',
+        '3',
+        '--read-path',
+        'pread',
+        '--json',
+        jsonPath,
+        '--html',
+        htmlPath,
+        '--quiet',
+      ],
       { stdout: sink(out), stderr: sink([]) },
     );
     expect(code).toBe(0);
@@ -371,11 +397,27 @@ describe('a cold workload: queries are not sent again while their pages could be
       return { at: at + 1 };
     });
     const queries = indexedQueries(100_000);
-    const f = await findMax({ clock, transport, url: LOOPBACK, queries, sloP99Ms: 50, startRate: 20, stepDurationMs: 1000, warmupMs: 200, cooldownMs: 100, maxSteps: 3, maxLateFraction: 1 });
+    const f = await findMax({
+      clock,
+      transport,
+      url: LOOPBACK,
+      queries,
+      sloP99Ms: 50,
+      startRate: 20,
+      stepDurationMs: 1000,
+      warmupMs: 200,
+      cooldownMs: 100,
+      maxSteps: 3,
+      maxLateFraction: 1,
+    });
     expect(f.steps.length).toBe(3);
     // One stream through the pool across all three steps: 0, 1, 2, ... with no restart.
     expect(seen).toEqual(seen.map((_, i) => i));
-    expect(f.steps.map((st) => st.report.config.queries.first)).toEqual([0, f.steps[0]!.report.counts_all.sent, f.steps[0]!.report.counts_all.sent + f.steps[1]!.report.counts_all.sent]);
+    expect(f.steps.map((st) => st.report.config.queries.first)).toEqual([
+      0,
+      f.steps[0]!.report.counts_all.sent,
+      f.steps[0]!.report.counts_all.sent + f.steps[1]!.report.counts_all.sent,
+    ]);
   });
 
   it('measures recall on the queries the ground truth covers, a prefix of a larger pool', async () => {
@@ -397,7 +439,7 @@ describe('a cold workload: queries are not sent again while their pages could be
 });
 
 describe('single stream (the baseline a run is compared with)', () => {
-  it('sends the searches one at a time, query i % count, through the run\'s client and bodies', async () => {
+  it("sends the searches one at a time, query i % count, through the run's client and bodies", async () => {
     let inFlight = 0;
     let most = 0;
     const bodies: string[] = [];
@@ -438,11 +480,10 @@ describe('package entry point', () => {
     expect(pkg.exports['./load']).toEqual({ types: './dist/load/index.d.ts', default: './dist/load/index.js' });
     expect(existsSync(join(root, pkg.exports['./load'].types))).toBe(true);
     // Resolved by name from inside the package, as a dependant would import it.
-    const names = execFileSync(
-      process.execPath,
-      ['--input-type=module', '-e', "process.stdout.write(Object.keys(await import('prescore/load')).join(' '))"],
-      { cwd: root, encoding: 'utf8' },
-    ).split(' ');
+    const names = execFileSync(process.execPath, ['--input-type=module', '-e', "process.stdout.write(Object.keys(await import('prescore/load')).join(' '))"], {
+      cwd: root,
+      encoding: 'utf8',
+    }).split(' ');
     for (const name of ['runLoad', 'findMax', 'loadCommand', 'renderHtml', 'renderFindMaxHtml', 'formatReport', 'realClock', 'percentile']) {
       expect(names).toContain(name);
     }

@@ -65,12 +65,18 @@ describe('load report plots', () => {
   });
 
   it('a series given a dash pattern and width is drawn and listed with exactly those', () => {
-    const svg = chart(
-      't',
-      { min: 0, max: 1, ticks: [], label: 'x' },
-      { min: 0, max: 1, ticks: [], label: 'y' },
-      [{ name: 'a', color: '#123456', dash: '2 3', width: 3, points: [[0, 0], [1, 1]] }],
-    );
+    const svg = chart('t', { min: 0, max: 1, ticks: [], label: 'x' }, { min: 0, max: 1, ticks: [], label: 'y' }, [
+      {
+        name: 'a',
+        color: '#123456',
+        dash: '2 3',
+        width: 3,
+        points: [
+          [0, 0],
+          [1, 1],
+        ],
+      },
+    ]);
     expect(svg).toContain('<path d="M70 352L1180 48" fill="none" stroke="#123456" stroke-width="3" stroke-dasharray="2 3"/>');
     expect(svg).toMatch(/<line [^>]*stroke="#123456" stroke-width="3" stroke-dasharray="2 3"\/>/);
   });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, } from 'node:path';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIndex } from '../src/api/openIndex.js';
@@ -39,7 +39,6 @@ const FACTS: Record<Zip, { maxDocs: number[]; deleted: number[]; noVector: numbe
   'index.10.0.0-cfs.zip': { maxDocs: [10, 10, 10, 5, 1], deleted: [7], noVector: [35], fieldNumber: 33, format: 'Lucene99HnswVectorsFormat', vectorDataOffset: 84 },
   'int7_hnsw.9.12.3.zip': { maxDocs: [10, 10, 10], deleted: [], noVector: [], fieldNumber: 0, format: 'Lucene99HnswScalarQuantizedVectorsFormat', vectorDataOffset: 100 },
 };
-
 
 const QUERIES = [Float32Array.of(0.2, -0.1, 0.5), Float32Array.of(1, 0, 0), Float32Array.of(-0.3, 0.4, -1), Float32Array.of(0.05, 0.9, 2.5)];
 
@@ -128,7 +127,6 @@ function editSubFile(dir: string, segment: string, logical: string, edit: (sub: 
   refooter(sub);
   writeFileSync(slice.path, cfs);
 }
-
 
 /** Rewrites segment `seg` of a copied index as plain (non-compound) files, as Lucene would write it with useCompoundFile=false. */
 function uncompound(d: string, seg: string): void {
@@ -311,13 +309,15 @@ describe('Lucene indexes served by prescore', () => {
               expect(Math.abs(h.score - luceneCosine(q, fixtureVector(h.doc))), `doc ${h.doc}`).toBeLessThanOrEqual(1e-6);
             }
             for (let i = 1; i < hits.length; i++) {
-              const a = hits[i - 1], b = hits[i];
+              const a = hits[i - 1],
+                b = hits[i];
               expect(a.score > b.score || (a.score === b.score && a.doc < b.doc), `hit ${i}`).toBe(true);
             }
             // Ranked as Lucene would (where the exact scores are more than float noise apart).
             const expected = expectedDocs.map((doc) => ({ doc, score: luceneCosine(q, fixtureVector(doc)) }));
             for (let i = 1; i < hits.length; i++) {
-              const ea = expected.find((e) => e.doc === hits[i - 1].doc)!, eb = expected.find((e) => e.doc === hits[i].doc)!;
+              const ea = expected.find((e) => e.doc === hits[i - 1].doc)!,
+                eb = expected.find((e) => e.doc === hits[i].doc)!;
               expect(ea.score >= eb.score - 1e-6).toBe(true);
             }
             for (const r of results.slice(1)) expect(r.hits).toEqual(hits);
@@ -455,7 +455,9 @@ describe('Lucene indexes served by prescore', () => {
     expect(second.leaves.map((l) => l.reader.handle.indexId)).toEqual(second.leaves.map(() => second.id));
     expect([0, 1, 2, 3, 4].map((i) => keyOf(second, i))).toEqual([0, 1, 2, 3, 4].map((i) => keyOf(first, i)));
     // One directory per segment, named by segment and id; the other fixture's segments have other ids.
-    const segDirs = readdirSync(side).filter((n) => !n.startsWith('.') && n !== 'SOURCE').sort();
+    const segDirs = readdirSync(side)
+      .filter((n) => !n.startsWith('.') && n !== 'SOURCE')
+      .sort();
     expect(segDirs).toEqual(first.index.segments.slice(0, 4).map((s) => `${s.name}-${Buffer.from(s.id).toString('hex')}-f33-flat`));
     await LuceneIndexReader.open(dirs['index.10.0.0-cfs.zip'], readerOptions('index.10.0.0-cfs.zip', { sidecarDir: side }));
     expect(readdirSync(side).filter((n) => n.includes('-f33-')).length).toBe(8);
@@ -489,7 +491,9 @@ describe('Lucene indexes served by prescore', () => {
     expect(readdirSync(race).filter((n) => n.startsWith('.'))).toEqual([]);
 
     // A sidecar inside the Lucene directory is refused before anything is created.
-    await expect(LuceneIndexReader.open(dirs[zip], readerOptions(zip, { sidecarDir: join(dirs[zip], 'sidecar') }))).rejects.toThrow(/inside the Lucene index.*never writes into a Lucene directory/);
+    await expect(LuceneIndexReader.open(dirs[zip], readerOptions(zip, { sidecarDir: join(dirs[zip], 'sidecar') }))).rejects.toThrow(
+      /inside the Lucene index.*never writes into a Lucene directory/,
+    );
     await expect(LuceneIndexReader.open(dirs[zip], readerOptions(zip, { sidecarDir: dirs[zip] }))).rejects.toThrow(/inside the Lucene index/);
     expect(snapshot(dirs[zip])).toEqual(before);
   });
@@ -522,9 +526,13 @@ describe('Lucene indexes served by prescore', () => {
   it('names an unknown, non-vector, BYTE or unsupported-format field and lists the vector fields', async () => {
     const zip = 'index.10.0.0-cfs.zip';
     const listing = /the vector fields are: knn_field \(3d FLOAT32 COSINE, Lucene99HnswVectorsFormat\)/;
-    await expect(LuceneIndexReader.open(dirs[zip], readerOptions(zip, { field: 'embedding' }))).rejects.toThrow(/unknown vector field "embedding".*the vector fields are: knn_field/);
+    await expect(LuceneIndexReader.open(dirs[zip], readerOptions(zip, { field: 'embedding' }))).rejects.toThrow(
+      /unknown vector field "embedding".*the vector fields are: knn_field/,
+    );
     await expect(LuceneIndexReader.open(dirs[zip], readerOptions(zip, { field: 'embedding' }))).rejects.toThrow(listing);
-    await expect(LuceneIndexReader.open(dirs[zip], readerOptions(zip, { field: 'content' }))).rejects.toThrow(/field "content" .* is not a vector field: the vector fields are: knn_field/);
+    await expect(LuceneIndexReader.open(dirs[zip], readerOptions(zip, { field: 'content' }))).rejects.toThrow(
+      /field "content" .* is not a vector field: the vector fields are: knn_field/,
+    );
     // The facade closes the executor it created when the open fails.
     await Executor.shutdown();
     await expect(openLuceneIndex(dirs[zip], { field: 'nope', sidecarDir: sidecars[zip] })).rejects.toThrow(/unknown vector field "nope"/);
@@ -551,7 +559,9 @@ describe('Lucene indexes served by prescore', () => {
         sub[at + 2] = 0x00;
       });
     }
-    await expect(LuceneIndexReader.open(bytesDir, readerOptions(zip))).rejects.toThrow(/vector field "knn_field" of .* has BYTE vectors: prescore serves FLOAT32 vector fields only/);
+    await expect(LuceneIndexReader.open(bytesDir, readerOptions(zip))).rejects.toThrow(
+      /vector field "knn_field" of .* has BYTE vectors: prescore serves FLOAT32 vector fields only/,
+    );
     const present = LuceneIndex.open(dirs[zip]).findVectorField('knn_field')!.segments[0] as PresentVectorField;
     expect(() => checkServableField({ ...present, encoding: 'BYTE' }, 'knn_field')).toThrow(/has BYTE vectors \(segment _0\)/);
   });

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, } from 'node:path';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendFooter, checkIndexHeader, writeIndexHeader } from '../segments/codec/CodecUtil.js';
@@ -129,7 +129,15 @@ describe('LuceneIndex on the real fixtures', () => {
   const expectations = {
     'index.9.12.3-cfs.zip': { gen: 'segments_3', codec: 'Lucene912', version: '9.12.3', fnmFormat: 1, maxDocs: [10, 10, 10, 5, 1], field: 33, format: 'Lucene99HnswVectorsFormat' },
     'index.10.0.0-cfs.zip': { gen: 'segments_3', codec: 'Lucene100', version: '10.0.0', fnmFormat: 2, maxDocs: [10, 10, 10, 5, 1], field: 33, format: 'Lucene99HnswVectorsFormat' },
-    'int7_hnsw.9.12.3.zip': { gen: 'segments_1', codec: 'Lucene99', version: '9.12.3', fnmFormat: 1, maxDocs: [10, 10, 10], field: 0, format: 'Lucene99HnswScalarQuantizedVectorsFormat' },
+    'int7_hnsw.9.12.3.zip': {
+      gen: 'segments_1',
+      codec: 'Lucene99',
+      version: '9.12.3',
+      fnmFormat: 1,
+      maxDocs: [10, 10, 10],
+      field: 0,
+      format: 'Lucene99HnswScalarQuantizedVectorsFormat',
+    },
   } as const;
 
   for (const zip of ZIPS) {

@@ -32,10 +32,10 @@ afterAll(async () => {
 });
 
 describe('a Lucene index with its documents', () => {
-  it('reads each doc\'s stored fields as its source, and doc values as docvalue_fields', () => {
+  it("reads each doc's stored fields as its source, and doc values as docvalue_fields", () => {
     for (const doc of [0, 12, 33]) {
       const d = idx.storedFields!().document(doc, { source: true, docvalueFields: ['dvLong', 'dvSortedSet'] });
-      expect(d.source).toMatchObject({ id: String(doc), content2: 'here is more content with aaa aaa aaa', 'fieⱷld': 'field with non-ascii name' });
+      expect(d.source).toMatchObject({ id: String(doc), content2: 'here is more content with aaa aaa aaa', fieⱷld: 'field with non-ascii name' });
       expect(d.fields).toEqual({ dvLong: [doc], dvSortedSet: [String.fromCharCode(doc >>> 24, (doc >>> 16) & 255, (doc >>> 8) & 255, doc & 255)] });
     }
   });
@@ -58,8 +58,36 @@ describe('a Lucene index with its documents', () => {
 
 describe('soft deletes', () => {
   const field = (over: Partial<FieldInfo>): FieldInfo =>
-    ({ name: 'f', number: 0, flags: 0, storeTermVector: false, omitNorms: false, storePayloads: false, isSoftDeletesField: false, isParentField: false, indexOptions: 'NONE', docValuesType: 'NONE', docValuesSkipIndexType: 'NONE', dvGen: -1, attributes: new Map(), pointDimensionCount: 0, pointIndexDimensionCount: 0, pointNumBytes: 0, vectorDimension: 0, vectorEncoding: 'FLOAT32', vectorSimilarity: 'EUCLIDEAN', vectorSimilarityOrdinal: 0, ...over }) as FieldInfo;
-  const docs = (set: number[] | null) => ({ docValues: { producer: () => ({ docsWithField: () => (set === null ? null : Uint32Array.from([set.reduce((w, d) => w | (1 << d), 0)])) }) as never, checkIntegrity() {}, close() {} } });
+    ({
+      name: 'f',
+      number: 0,
+      flags: 0,
+      storeTermVector: false,
+      omitNorms: false,
+      storePayloads: false,
+      isSoftDeletesField: false,
+      isParentField: false,
+      indexOptions: 'NONE',
+      docValuesType: 'NONE',
+      docValuesSkipIndexType: 'NONE',
+      dvGen: -1,
+      attributes: new Map(),
+      pointDimensionCount: 0,
+      pointIndexDimensionCount: 0,
+      pointNumBytes: 0,
+      vectorDimension: 0,
+      vectorEncoding: 'FLOAT32',
+      vectorSimilarity: 'EUCLIDEAN',
+      vectorSimilarityOrdinal: 0,
+      ...over,
+    }) as FieldInfo;
+  const docs = (set: number[] | null) => ({
+    docValues: {
+      producer: () => ({ docsWithField: () => (set === null ? null : Uint32Array.from([set.reduce((w, d) => w | (1 << d), 0)])) }) as never,
+      checkIntegrity() {},
+      close() {},
+    },
+  });
   const infos = new FieldInfos([field({ name: 'id' }), field({ name: '__soft_deletes', number: 1, isSoftDeletesField: true, docValuesType: 'NUMERIC' })], 2, 'test');
 
   it('hides every doc with a value in the soft-deletes field, beside the hard deletions', () => {

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
-import {
-  FastCompressionHashTable,
-  MAX_DISTANCE,
-  compress,
-  compressWithDictionary,
-  decompress,
-  maxCompressedLength,
-} from '../segments/compress/LZ4.js';
+import { FastCompressionHashTable, MAX_DISTANCE, compress, compressWithDictionary, decompress, maxCompressedLength } from '../segments/compress/LZ4.js';
 import { ByteArrayDataOutput } from '../segments/store/DataOutput.js';
 import { mulberry32 } from '../src/gen/Rng.js';
 

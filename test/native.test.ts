@@ -29,7 +29,6 @@ function fill(buf: Uint8Array, seed: number): void {
   }
 }
 
-
 function fsBytes(offset: number, length: number): Uint8Array {
   const out = new Uint8Array(length);
   const fd = openSync(file, 'r');

@@ -34,7 +34,9 @@ const doc = (i: number) => ({
 beforeAll(async () => {
   const input = join(root, 'products.jsonl');
   writeFileSync(input, Array.from({ length: N }, (_, i) => JSON.stringify(doc(i))).join('\n'));
-  const mapping = Mapping.parse({ properties: { vector: { type: 'dense_vector', dims: DIMS, similarity: 'cosine' }, title: { type: 'text' }, price: { type: 'double' }, released: { type: 'date' } } });
+  const mapping = Mapping.parse({
+    properties: { vector: { type: 'dense_vector', dims: DIMS, similarity: 'cosine' }, title: { type: 'text' }, price: { type: 'double' }, released: { type: 'date' } },
+  });
   await buildIndex({ input, out: join(root, 'idx'), mapping, segmentDocs: 400, flatThreshold: 100, progress: false });
   idx = await openIndex(join(root, 'idx'), { name: 'products' });
   server = await startServer(idx, { host: '127.0.0.1', port: 0 }, { log: () => {} });
@@ -86,7 +88,13 @@ describe('the Elasticsearch 9 JavaScript client', () => {
     for (const h of knnQuery.hits.hits) expect(brandOf(h._id!)).toBe('acme');
     const bool = await client.search({
       index: 'products',
-      query: { bool: { must: [{ knn: { field: 'vector', query_vector: vector(3), k: 6 } }], filter: [{ range: { released: { gte: '2024-06-01' } } }], must_not: [{ term: { brand: 'initech' } }] } },
+      query: {
+        bool: {
+          must: [{ knn: { field: 'vector', query_vector: vector(3), k: 6 } }],
+          filter: [{ range: { released: { gte: '2024-06-01' } } }],
+          must_not: [{ term: { brand: 'initech' } }],
+        },
+      },
       _source: false,
     });
     expect(bool.hits.hits).toHaveLength(6);
@@ -105,7 +113,9 @@ describe('the Elasticsearch 9 JavaScript client', () => {
     expect(filtered.hits.total).toEqual({ value: N / 3, relation: 'eq' });
     expect(filtered.hits.hits.map((h) => h._id)).toEqual(['sku-2', 'sku-5', 'sku-8']);
     expect((await client.count({ index: 'products' })).count).toBe(N);
-    expect((await client.count({ index: 'products', query: { range: { price: { gte: 90 } } } })).count).toBe(Array.from({ length: N }, (_, i) => doc(i).price).filter((p) => p >= 90).length);
+    expect((await client.count({ index: 'products', query: { range: { price: { gte: 90 } } } })).count).toBe(
+      Array.from({ length: N }, (_, i) => doc(i).price).filter((p) => p >= 90).length,
+    );
     const got = await client.get<Record<string, unknown>>({ index: 'products', id: 'sku-42' });
     const { vector: _v, ...source } = doc(42);
     expect(got).toMatchObject({ _id: 'sku-42', found: true, _source: source });
@@ -118,7 +128,9 @@ describe('the Elasticsearch 9 JavaScript client', () => {
 
   it('gets an Elasticsearch error shape for a bad filter, naming the field', async () => {
     const client = es();
-    await expect(client.search({ index: 'products', knn: { field: 'vector', query_vector: vector(1), k: 3, filter: { range: { price: { lt: 'cheap' } } } } })).rejects.toMatchObject({
+    await expect(
+      client.search({ index: 'products', knn: { field: 'vector', query_vector: vector(1), k: 3, filter: { range: { price: { lt: 'cheap' } } } } }),
+    ).rejects.toMatchObject({
       meta: { statusCode: 400, body: { error: { type: 'validation_error', path: 'knn.filter.range.price.lt' } } },
     });
     await client.close();
@@ -130,7 +142,10 @@ describe('the OpenSearch 3 JavaScript client', () => {
 
   it("searches with OpenSearch's knn query and its filter", async () => {
     const client = os();
-    const r = await client.search({ index: 'products', body: { size: 5, query: { knn: { vector: { vector: vector(11), k: 5, filter: { bool: { must: [{ term: { brand: 'acme' } }] } } } } } } });
+    const r = await client.search({
+      index: 'products',
+      body: { size: 5, query: { knn: { vector: { vector: vector(11), k: 5, filter: { bool: { must: [{ term: { brand: 'acme' } }] } } } } } },
+    });
     const hits = r.body.hits.hits;
     expect(hits).toHaveLength(5);
     for (const h of hits) expect(brandOf(h._id as string)).toBe('acme');

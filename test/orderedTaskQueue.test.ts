@@ -19,7 +19,16 @@ function drain(q: OrderedTaskQueue): (string | null)[] {
 describe('OrderedTaskQueue: the executor starts earlier searches first', () => {
   it('starts tasks lowest order first, ties in submission order', () => {
     const q = new OrderedTaskQueue();
-    for (const [order, name] of [[30, 'c1'], [10, 'a1'], [20, 'b1'], [10, 'a2'], [30, 'c2'], [20, 'b2'], [10, 'a3']] as const) q.push(task(order, name));
+    for (const [order, name] of [
+      [30, 'c1'],
+      [10, 'a1'],
+      [20, 'b1'],
+      [10, 'a2'],
+      [30, 'c2'],
+      [20, 'b2'],
+      [10, 'a3'],
+    ] as const)
+      q.push(task(order, name));
     expect(q.size).toBe(7);
     expect(drain(q)).toEqual(['a1', 'a2', 'a3', 'b1', 'b2', 'c1', 'c2']);
     expect(q.shift()).toBeNull();

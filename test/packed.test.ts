@@ -68,7 +68,10 @@ describe('DirectWriter / DirectReader (Lucene layout)', () => {
       const values = Array.from({ length: 301 }, (_, i) => (i === 0 ? max : i === 1 ? 0 : Math.floor(rnd() * (max + 1))));
       const bytes = writeDirect(values, bpv);
       const r = new DirectReader(bytes, bpv);
-      expect(values.map((_, i) => r.get(i)), `bpv ${bpv}`).toEqual(values);
+      expect(
+        values.map((_, i) => r.get(i)),
+        `bpv ${bpv}`,
+      ).toEqual(values);
     }
   });
 

@@ -74,7 +74,13 @@ describe('rescoring placement (RescoreThread)', () => {
   it('runs a short cold ring on the calling thread while the executor is idle, and on the workers while other tasks are in flight', async () => {
     const real = Executor.get();
     let otherTasks = 0;
-    const executor = { threads: real.threads, get pending() { return otherTasks; }, run: real.run.bind(real) };
+    const executor = {
+      threads: real.threads,
+      get pending() {
+        return otherTasks;
+      },
+      run: real.run.bind(real),
+    };
     const s = new IndexSearcher(DirectoryReader.open(t.dir), { executor });
     const short = rescoreQuery(query(3), 10, COLD_CALLER_CANDIDATES);
     // No file is believed resident yet: only the ring's length and the idle executor decide.
@@ -193,4 +199,3 @@ describe('search profile', () => {
     await pinned.close();
   });
 });
-

@@ -188,7 +188,11 @@ describe('the quantizer passes in wasm (Kernels.osqNormalize, Kernels.osqCodes)'
         const v = Float32Array.from({ length: dims }, () => gaussian(rng) * 0.2);
         if (dims > 3) v[3] = Number.NaN;
         new Float32Array(kernels.memory.buffer, ptr, dims).set(v);
-        for (const [a, b] of [[-0.3, 0.25], [0.1, 0.1], [-1e-7, 2e-7]].map(([x, y]) => [Math.fround(x), Math.fround(y)])) {
+        for (const [a, b] of [
+          [-0.3, 0.25],
+          [0.1, 0.1],
+          [-1e-7, 2e-7],
+        ].map(([x, y]) => [Math.fround(x), Math.fround(y)])) {
           const step = Math.fround(Math.fround(b - a) / ((1 << bits) - 1));
           const js = new Uint8Array(dims);
           const jsSum = roundToGrid(v, a, b, step, js);

@@ -95,7 +95,7 @@ describe('RescoreTopNQuery', () => {
     expect(single.prefetchThreads).toHaveLength(1);
   });
 
-  it('has the first phase read each segment\'s leaders ahead on the prefetching mmap paths: an equal share of the candidates per segment', async () => {
+  it("has the first phase read each segment's leaders ahead on the prefetching mmap paths: an equal share of the candidates per segment", async () => {
     // 2400 docs in 5 segments, 200 candidates: the best 40 of each segment's hits.
     const on = await searcher.search(rescoreQuery(query(4), 10, 200), 10, { readPath: 'mmap+parallel', prefetchPolicy: 'always' });
     expect(on.stats.pagesReadAhead).toBe(5 * 40);
@@ -134,7 +134,10 @@ describe('RescoreTopNQuery', () => {
   it('reads nothing ahead when the values need first-phase scores (docs are scored in order, as they arrive)', async () => {
     const q = query(5);
     const blended = DoubleValuesSource.linearCombination([0.5, DoubleValuesSource.SCORES], [0.5, new FullPrecisionFloatVectorSimilarityValuesSource(q, 'vector')]);
-    const { stats } = await searcher.search(new RescoreTopNQuery(new KnnFloatVectorQuery('vector', q, 80, { numCandidates: 100 }), blended, 10), 10, { readPath: 'mmap+parallel', prefetchPolicy: 'always' });
+    const { stats } = await searcher.search(new RescoreTopNQuery(new KnnFloatVectorQuery('vector', q, 80, { numCandidates: 100 }), blended, 10), 10, {
+      readPath: 'mmap+parallel',
+      prefetchPolicy: 'always',
+    });
     expect(stats.pagesReadAhead).toBe(0);
   });
 

@@ -48,7 +48,14 @@ async function openFixture(index: TestIndex): Promise<Fixture> {
   const sim = VectorSimilarityFunction.fromOrdinal(handle.similarity);
   const quantizer = new QueryQuantizer(sim, handle.dims);
   const scorer = new BinaryQuantizedScorer(records, {
-    planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+    planesPtr,
+    lower: 0,
+    upper: 0,
+    additionalCorrection: 0,
+    componentSum: 0,
+    dims: handle.dims,
+    similarity: handle.similarity,
+    centroidDP: q.centroidDP,
   });
   const setQuery = (v: Float32Array): void => {
     const qq = quantizer.quantize(v, q.centroid, kernels.u8().subarray(planesPtr, planesPtr + 4 * q.codeBytes));
@@ -98,7 +105,12 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
       withResident(f, (resident) => {
         for (const [i, v] of queries(f).entries()) {
           f.setQuery(v);
-          for (const [k, ef] of [[10, 100], [1, 1], [50, 20], [100, 150]]) {
+          for (const [k, ef] of [
+            [10, 100],
+            [1, 1],
+            [50, 20],
+            [100, 150],
+          ]) {
             const expected = f.js.search(f.scorer, f.graph, k, ef);
             expect(expected.ords.length, `query ${i}`).toBe(k);
             expectSame(resident.search(f.scorer, k, ef), expected);
@@ -113,14 +125,18 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
     const rng = mulberry32(3);
     const live = new Uint32Array(Math.ceil(f.records.count / 32));
     for (let o = 0; o < f.records.count; o++) if (rng() < 0.6) live[o >>> 5] |= 1 << (o & 31);
-    withResident(f, (resident) => {
-      for (const v of queries(f)) {
-        f.setQuery(v);
-        const expected = f.js.search(f.scorer, f.graph, 20, 80, live);
-        for (const o of expected.ords) expect((live[o >>> 5] >>> (o & 31)) & 1).toBe(1);
-        expectSame(resident.search(f.scorer, 20, 80), expected);
-      }
-    }, live);
+    withResident(
+      f,
+      (resident) => {
+        for (const v of queries(f)) {
+          f.setQuery(v);
+          const expected = f.js.search(f.scorer, f.graph, 20, 80, live);
+          for (const o of expected.ords) expect((live[o >>> 5] >>> (o & 31)) & 1).toBe(1);
+          expectSame(resident.search(f.scorer, 20, 80), expected);
+        }
+      },
+      live,
+    );
   });
 
   describe('with a filter (accepted ords), plain and as a filtered traversal with seeds', () => {
@@ -180,7 +196,7 @@ describe('ResidentGraphSearcher (level 0 in wasm) returns exactly what HnswGraph
       });
     });
 
-    it('measures how much of the query\'s neighbourhood a filter accepts: more for its nearest docs, less for its farthest, ~s for a uniform one', () => {
+    it("measures how much of the query's neighbourhood a filter accepts: more for its nearest docs, less for its farthest, ~s for a uniform one", () => {
       // Random vectors (no clusters) and 2,500 nodes, where two hops reach ~40% of the graph: the
       // contrast is weak here (on clustered 1M x 1024 data: 0.99 for the nearest clusters, 0 for
       // the farthest; bench:filter's nearby column), but its direction must hold.
@@ -321,7 +337,13 @@ describe('ResidentGraphSearcher on multi-bit codes (level 0 in wasm) returns wha
   /** One graph segment of `bits`-bit codes; the JS side scores the heap records in plain JS (EncodedVectorScorer). */
   async function multiBitFixture(bits: 2 | 4 | 7 | 8, similarity: (typeof GEN_SIMILARITIES)[number]) {
     const index = await buildTestIndex({
-      n: 900, dims: 52, segmentDocs: 900, flatThreshold: 0, similarity, queries: 12, extra: { quantization: { bits, rotation: bits !== 4 } },
+      n: 900,
+      dims: 52,
+      segmentDocs: 900,
+      flatThreshold: 0,
+      similarity,
+      queries: 12,
+      extra: { quantization: { bits, rotation: bits !== 4 } },
     });
     const handle = DirectoryReader.open(index.dir).leaves[0].reader.handle;
     const q = handle.quantized!;
@@ -341,36 +363,56 @@ describe('ResidentGraphSearcher on multi-bit codes (level 0 in wasm) returns wha
       const code = new Uint8Array(enc.queryCodeBytes(handle.dims));
       const qq = quantizer.quantize(v, q.centroid, code, enc, rotation);
       kernels.u8().set(code, codePtr);
-      const corr = { lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP };
+      const corr = {
+        lower: qq.lower,
+        upper: qq.upper,
+        additionalCorrection: qq.additionalCorrection,
+        componentSum: qq.componentSum,
+        dims: handle.dims,
+        similarity: handle.similarity,
+        centroidDP: q.centroidDP,
+      };
       return { wasm: new EncodedQuantizedScorer(enc, records, { codePtr, ...corr }), js: new EncodedVectorScorer(enc, handle.dims, heapRecords, { code, ...corr }) };
     };
     return { index, openGraph, kernels, records, scorers };
   }
 
   // Every encoding, and every similarity across them (each case builds an index).
-  const cases = [[2, 'cosine'], [2, 'euclidean'], [2, 'max_inner_product'], [4, 'dot_product'], [7, 'euclidean'], [8, 'cosine']] as const;
+  const cases = [
+    [2, 'cosine'],
+    [2, 'euclidean'],
+    [2, 'max_inner_product'],
+    [4, 'dot_product'],
+    [7, 'euclidean'],
+    [8, 'cosine'],
+  ] as const;
   for (const [bits, similarity] of cases) {
-      it(`${bits}-bit, ${similarity}: same ords, scores and visited count, with and without a visit limit`, async () => {
-        const f = await multiBitFixture(bits, similarity);
-        const graph = f.openGraph();
-        const js = new HnswGraphSearcher(graph.size());
-        const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
-        try {
-          const d = f.index.dims;
-          for (let i = 0; i < f.index.queries.length / d; i++) {
-            const { wasm, js: reference } = f.scorers(f.index.queries.subarray(i * d, (i + 1) * d));
-            for (const [k, ef, limit] of [[10, 100, Infinity], [1, 1, Infinity], [50, 20, Infinity], [10, 100, 150]]) {
-              const expected = js.search(reference, graph, k, ef, null, limit);
-              expectSame(resident.search(wasm, k, ef, limit), expected);
-              expectSame(resident.searchJs(wasm, k, ef, null, limit), expected);
-            }
-            wasm.release();
+    it(`${bits}-bit, ${similarity}: same ords, scores and visited count, with and without a visit limit`, async () => {
+      const f = await multiBitFixture(bits, similarity);
+      const graph = f.openGraph();
+      const js = new HnswGraphSearcher(graph.size());
+      const resident = ResidentGraphSearcher.load(f.kernels, f.records, f.openGraph(), null);
+      try {
+        const d = f.index.dims;
+        for (let i = 0; i < f.index.queries.length / d; i++) {
+          const { wasm, js: reference } = f.scorers(f.index.queries.subarray(i * d, (i + 1) * d));
+          for (const [k, ef, limit] of [
+            [10, 100, Infinity],
+            [1, 1, Infinity],
+            [50, 20, Infinity],
+            [10, 100, 150],
+          ]) {
+            const expected = js.search(reference, graph, k, ef, null, limit);
+            expectSame(resident.search(wasm, k, ef, limit), expected);
+            expectSame(resident.searchJs(wasm, k, ef, null, limit), expected);
           }
-        } finally {
-          resident.release();
-          f.index.cleanup();
+          wasm.release();
         }
-      });
+      } finally {
+        resident.release();
+        f.index.cleanup();
+      }
+    });
   }
 
   it('rejects a multi-bit query whose code does not fit the records', async () => {

@@ -57,7 +57,9 @@ function probe(threads: number): Probe {
 }
 
 function filesBytes(ext: string): number {
-  return readdirSync(index.dir).filter((f) => f.endsWith(ext)).reduce((a, f) => a + statSync(join(index.dir, f)).size, 0);
+  return readdirSync(index.dir)
+    .filter((f) => f.endsWith(ext))
+    .reduce((a, f) => a + statSync(join(index.dir, f)).size, 0);
 }
 
 describe(`resident memory of a ${N / 1000}k x ${DIMS} index`, () => {

@@ -151,7 +151,7 @@ describe('quantization settings in the .vemq meta', () => {
     expect(new DataView(metaBytes.buffer, metaBytes.byteOffset).getInt32(4 + 1 + codec.length)).toBe(1);
   });
 
-  it('without extensions the segment is Lucene\'s version 0 and reads back as not rotated', () => {
+  it("without extensions the segment is Lucene's version 0 and reads back as not rotated", () => {
     const { entry, metaBytes } = roundTrip('_l');
     expect(entry.rotationSeed).toBeNull();
     expect(entry.centroidRule).toBe('lucene');
@@ -159,7 +159,7 @@ describe('quantization settings in the .vemq meta', () => {
     expect(new DataView(metaBytes.buffer, metaBytes.byteOffset).getInt32(4 + 1 + codec.length)).toBe(0);
   });
 
-  it('the plain mean is the mean of the unit vectors; Lucene\'s is that mean re-normalised', () => {
+  it("the plain mean is the mean of the unit vectors; Lucene's is that mean re-normalised", () => {
     const lucene = roundTrip('_c1').q.centroid;
     const plain = roundTrip('_c2', quantizationSettings({ centroid: 'mean', rotation: false })).q.centroid;
     const norm = Math.sqrt(dot64(plain, plain));
@@ -196,7 +196,16 @@ describe('estimates for every encoding and with rotation equal a float64 referen
         const view = new DataView(q.records.buffer);
         for (let qi = 0; qi < 5; qi++) {
           const r = qq.quantize(queries.subarray(qi * dims, (qi + 1) * dims), q.centroid, code, enc, rot);
-          const query = { code, lower: r.lower, upper: r.upper, additionalCorrection: r.additionalCorrection, componentSum: r.componentSum, dims, similarity: sim.ordinal, centroidDP: q.centroidDP };
+          const query = {
+            code,
+            lower: r.lower,
+            upper: r.upper,
+            additionalCorrection: r.additionalCorrection,
+            componentSum: r.componentSum,
+            dims,
+            similarity: sim.ordinal,
+            centroidDP: q.centroidDP,
+          };
           const scorer = new EncodedVectorScorer(enc, dims, q.records, query);
           unpackQuery(enc.docBits, code, queryCodes);
           const ly = (r.upper - r.lower) / ((1 << enc.queryBits) - 1);
@@ -205,7 +214,9 @@ describe('estimates for every encoding and with rotation equal a float64 referen
             const off = o * recordBytes;
             unpackDoc(bits, q.records.subarray(off, off + enc.docCodeBytes(dims)), docCodes);
             const c = off + enc.docCodeBytes(dims);
-            const ax = view.getFloat32(c, true), ux = view.getFloat32(c + 4, true), corrX = view.getFloat32(c + 8, true);
+            const ax = view.getFloat32(c, true),
+              ux = view.getFloat32(c + 4, true),
+              corrX = view.getFloat32(c + 8, true);
             expect(docCodes.reduce((a, b) => a + b, 0)).toBe(view.getInt32(c + 12, true));
             const lx = (ux - ax) / ((1 << bits) - 1);
             let s = 0;
@@ -223,7 +234,7 @@ describe('estimates for every encoding and with rotation equal a float64 referen
     }
   }
 
-  it('the wasm 1-bit scorer gives the JS estimator\'s scores bit for bit on rotated codes', async () => {
+  it("the wasm 1-bit scorer gives the JS estimator's scores bit for bit on rotated codes", async () => {
     const k = await Kernels.load();
     const settings = quantizationSettings({ bits: 1, rotation: true });
     const enc = encodingForBits(1);
@@ -237,10 +248,19 @@ describe('estimates for every encoding and with rotation equal a float64 referen
     const code = new Uint8Array(4 * codeBytes);
     const r = qq.quantize(queries.subarray(0, dims), q.centroid, code, enc, rot);
     k.u8().set(code, planesPtr);
-    const corr = { lower: r.lower, upper: r.upper, additionalCorrection: r.additionalCorrection, componentSum: r.componentSum, dims, similarity: sim.ordinal, centroidDP: q.centroidDP };
+    const corr = {
+      lower: r.lower,
+      upper: r.upper,
+      additionalCorrection: r.additionalCorrection,
+      componentSum: r.componentSum,
+      dims,
+      similarity: sim.ordinal,
+      centroidDP: q.centroidDP,
+    };
     const wasm = new BinaryQuantizedScorer({ kernels: k, recordsPtr, count, codeBytes, recordBytes: codeBytes + 16 }, { planesPtr, ...corr });
     const js = new EncodedVectorScorer(enc, dims, q.records, { code, ...corr });
-    const a = new Float32Array(count), b = new Float32Array(count);
+    const a = new Float32Array(count),
+      b = new Float32Array(count);
     wasm.scoreRange(0, count, a);
     js.scoreRange(0, count, b);
     expect(a).toEqual(b);
@@ -262,7 +282,15 @@ describe('the wasm multi-bit kernel', () => {
           const q = quantizeField(source, sim, { settings: quantizationSettings({ bits, rotation: true }) });
           const code = new Uint8Array(enc.queryCodeBytes(dims));
           const r = new QueryQuantizer(sim, dims).quantize(query, q.centroid, code, enc, new RandomizedHadamard(dims, DEFAULT_ROTATION_SEED));
-          const corr = { lower: r.lower, upper: r.upper, additionalCorrection: r.additionalCorrection, componentSum: r.componentSum, dims, similarity: sim.ordinal, centroidDP: q.centroidDP };
+          const corr = {
+            lower: r.lower,
+            upper: r.upper,
+            additionalCorrection: r.additionalCorrection,
+            componentSum: r.componentSum,
+            dims,
+            similarity: sim.ordinal,
+            centroidDP: q.centroidDP,
+          };
           const recordsPtr = k.alloc(q.records.length);
           k.u8().set(q.records, recordsPtr);
           const codePtr = k.alloc(code.length);
@@ -270,7 +298,8 @@ describe('the wasm multi-bit kernel', () => {
           const codeBytes = enc.docCodeBytes(dims);
           const wasm = new EncodedQuantizedScorer(enc, { kernels: k, recordsPtr, count, codeBytes, recordBytes: codeBytes + 16 }, { codePtr, ...corr });
           const js = new EncodedVectorScorer(enc, dims, q.records, { code, ...corr });
-          const a = new Float32Array(count), b = new Float32Array(count);
+          const a = new Float32Array(count),
+            b = new Float32Array(count);
           wasm.scoreRange(0, count, a);
           js.scoreRange(0, count, b);
           expect(a).toEqual(b);
@@ -324,7 +353,7 @@ describe('multi-bit doc layouts (worked examples)', () => {
     expect([...out]).toEqual([0b01011010, 0b00111100]);
   });
 
-  it('PACKED_NIBBLE: byte i = code[i] << 4 | code[i + D\'/2]', async () => {
+  it("PACKED_NIBBLE: byte i = code[i] << 4 | code[i + D'/2]", async () => {
     const { packNibbles } = await import('../segments/quantized/ScalarCodes.js');
     const out = new Uint8Array(2);
     packNibbles(Uint8Array.from([1, 2, 3, 4]), out, 0, 4);

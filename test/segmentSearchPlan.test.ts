@@ -37,7 +37,7 @@ describe('the per-segment plan with a filter: by its cardinality and where its d
     expect(planFilteredSearch(docs, docs, ef, false, M).strategy).toBe('exhaustive');
   });
 
-  it('a filter passing most of the query\'s neighbourhood: the graph with the filter, limited to the scan\'s cost', () => {
+  it("a filter passing most of the query's neighbourhood: the graph with the filter, limited to the scan's cost", () => {
     const plan = planFilteredSearch(docs, docs / 10, ef, true, M, 0.95);
     expect(plan.strategy).toBe('hnsw');
     expect(plan.visitLimit).toBe(Math.floor(docs / 10 / VISIT_COST_IN_SCANNED_DOCS));
@@ -76,11 +76,16 @@ describe('a search chooses per segment, and says what it chose', () => {
     const searcher = new IndexSearcher(DirectoryReader.open(index.dir));
     const stats = new QueryStatsCollector('mmap');
     const query = index.queries.subarray(0, dims);
-    const q = await new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, segmentSearch }).rewrite(searcher, { readPath: 'mmap', prefetchPolicy: 'adaptive', stats, startedAt: monotonicMs() });
+    const q = await new KnnFloatVectorQuery('vector', query, k, { numCandidates: ef, segmentSearch }).rewrite(searcher, {
+      readPath: 'mmap',
+      prefetchPolicy: 'adaptive',
+      stats,
+      startedAt: monotonicMs(),
+    });
     return { q, stats };
   }
 
-  it('a small beam keeps the large segment\'s graph; a beam near the segment size scans the small segment', async () => {
+  it("a small beam keeps the large segment's graph; a beam near the segment size scans the small segment", async () => {
     // 3000 docs at ef 20: the graph, well within its visit limit of 750; the 600-doc segment may
     // reach its limit of 150 visits and be scanned instead
     const small = await rewrite(10, 20);
@@ -92,7 +97,7 @@ describe('a search chooses per segment, and says what it chose', () => {
     expect(large.stats.visited).toBeGreaterThanOrEqual(600);
   });
 
-  it('forced exhaustive scores every doc and finds the codes\' true top k: rank by rank at least the graph\'s scores', async () => {
+  it("forced exhaustive scores every doc and finds the codes' true top k: rank by rank at least the graph's scores", async () => {
     const all = await rewrite(40, 40, 'exhaustive');
     expect(all.stats.exhaustiveSegments).toBe(2);
     expect(all.stats.visited).toBe(3600);

@@ -76,11 +76,9 @@ describe('an index built from vectors', () => {
       );
       const vectors = t.base.subarray(leaf.docBase * 100, (leaf.docBase + leaf.reader.maxDoc) * 100);
       // The build's defaults (quantizationSettings()): what `prescore build` used for this index.
-      const inMemory = quantizeField(
-        { size: leaf.reader.maxDoc, dims: 100, vector: (o) => vectors.subarray(o * 100, (o + 1) * 100) },
-        t.similarity,
-        { settings: quantizationSettings() },
-      );
+      const inMemory = quantizeField({ size: leaf.reader.maxDoc, dims: 100, vector: (o) => vectors.subarray(o * 100, (o + 1) * 100) }, t.similarity, {
+        settings: quantizationSettings(),
+      });
       const onDisk = sq.readRecords(0);
       expect(onDisk).toEqual(inMemory.records);
       const entry = sq.field(0);

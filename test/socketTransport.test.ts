@@ -101,8 +101,7 @@ describe('SocketTransport', () => {
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, connections };
   }
 
-  const post = (t: SocketTransport, body: string, clock = realClock, timeoutMs = 5000) =>
-    new Promise<Outcome>((done) => t.post(Buffer.from(body), clock.now() + timeoutMs, done));
+  const post = (t: SocketTransport, body: string, clock = realClock, timeoutMs = 5000) => new Promise<Outcome>((done) => t.post(Buffer.from(body), clock.now() + timeoutMs, done));
 
   it('posts the body to the search path over one kept-alive connection', async () => {
     const seen: string[] = [];

@@ -195,7 +195,7 @@ describe.each(['index.9.12.3-cfs.zip', 'index.10.0.0-cfs.zip'] as LuceneFixtureZ
     }
   });
 
-  it('each chunk\'s LZ4 dictionary and blocks, decompressed and compressed again (same split, one hash table), are the fixture\'s bytes', () => {
+  it("each chunk's LZ4 dictionary and blocks, decompressed and compressed again (same split, one hash table), are the fixture's bytes", () => {
     const index = LuceneIndex.open(dir);
     let blocks = 0;
     for (const segment of index.segments) {
@@ -232,7 +232,7 @@ describe.each(['index.9.12.3-cfs.zip', 'index.10.0.0-cfs.zip'] as LuceneFixtureZ
     expect(blocks).toBeGreaterThan(40);
   });
 
-  it('a flipped byte inside the compound file\'s .fdt is found by checkIntegrity, naming _0.cfs[_0.fdt]', () => {
+  it("a flipped byte inside the compound file's .fdt is found by checkIntegrity, naming _0.cfs[_0.fdt]", () => {
     const copy = tmp();
     for (const f of readdirSync(dir)) copyFileSync(join(dir, f), join(copy, f));
     const segment = LuceneIndex.open(copy).segments[0];
@@ -268,7 +268,10 @@ function randomValue(rnd: () => number): StoredValue {
     case 2:
       return { type: 'int', value: [0, -1, 1, 2147483647, -2147483648, Math.floor(rnd() * 1e6) - 5e5][Math.floor(rnd() * 6)] };
     case 3:
-      return { type: 'long', value: [0n, -1n, 1_700_000_000_000n + BigInt(Math.floor(rnd() * 1e6)) * 1000n, 2n ** 63n - 1n, -(2n ** 63n), BigInt(Math.floor(rnd() * 1e12))][Math.floor(rnd() * 6)] };
+      return {
+        type: 'long',
+        value: [0n, -1n, 1_700_000_000_000n + BigInt(Math.floor(rnd() * 1e6)) * 1000n, 2n ** 63n - 1n, -(2n ** 63n), BigInt(Math.floor(rnd() * 1e12))][Math.floor(rnd() * 6)],
+      };
     case 4:
       return { type: 'float', value: Math.fround([0, -0, 1, 125, 3.5, -7.25, rnd() * 1e6, -rnd(), NaN, Infinity][Math.floor(rnd() * 10)]) };
     default:
@@ -413,7 +416,12 @@ describe('StoredFieldsWriter -> StoredFieldsReader', () => {
     };
     reader.document(target, visitor);
     const firstStop = docs[target].findIndex((f) => f.fieldNumber === 7);
-    expect(seen).toEqual(docs[target].slice(0, firstStop).filter((f) => f.fieldNumber === 3).map(() => 3));
+    expect(seen).toEqual(
+      docs[target]
+        .slice(0, firstStop)
+        .filter((f) => f.fieldNumber === 3)
+        .map(() => 3),
+    );
     reader.close();
   });
 

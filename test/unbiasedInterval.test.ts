@@ -65,7 +65,7 @@ describe('which builds rescale their intervals', () => {
   const source = { size: count, dims, vector: (o: number) => vectors.subarray(o * dims, (o + 1) * dims) };
   const sim = VectorSimilarityFunction.COSINE;
 
-  it('multi-bit builds with an extension do by default; 1-bit builds and Lucene\'s exact settings do not', () => {
+  it("multi-bit builds with an extension do by default; 1-bit builds and Lucene's exact settings do not", () => {
     for (const bits of [2, 4, 7, 8] as const) {
       expect(quantizationSettings({ bits }).intervals).toBe('unbiased');
       expect(quantizationSettings({ bits, rotation: false }).intervals).toBe('unbiased'); // plain-mean centroid
@@ -77,7 +77,7 @@ describe('which builds rescale their intervals', () => {
     expect(LUCENE_SETTINGS.intervals).toBe('lucene');
   });
 
-  it('rescaled and Lucene\'s records differ only in the two interval floats, by one factor per doc', () => {
+  it("rescaled and Lucene's records differ only in the two interval floats, by one factor per doc", () => {
     const base = quantizationSettings({ bits: 2, rotation: false, centroid: 'lucene' });
     const lucene = quantizeField(source, sim, { settings: base });
     const unbiased = quantizeField(source, sim, { settings: { ...base, intervals: 'unbiased' } });

@@ -24,21 +24,37 @@ function numberTexts(seed: number, n: number): string[] {
     const magnitude = 10 ** Math.floor(rand() * 16 - 10);
     const x = (rand() * 2 - 1) * magnitude;
     switch (i % 8) {
-      case 0: out.push(String(Math.fround(x))); break;
-      case 1: out.push(Math.fround(x).toPrecision(9)); break;
-      case 2: out.push(x.toPrecision(17)); break;
-      case 3: out.push(x.toExponential(Math.floor(rand() * 20))); break;
-      case 4: out.push(String(Math.round(x * 1000))); break;
-      case 5: out.push(x.toFixed(Math.floor(rand() * 20)).replace(/^-0(\.0*)?$/, '-0')); break;
-      case 6: out.push(x.toExponential(6).replace('e', 'E').replace('E+', 'E')); break;
-      default: out.push(String(x)); break;
+      case 0:
+        out.push(String(Math.fround(x)));
+        break;
+      case 1:
+        out.push(Math.fround(x).toPrecision(9));
+        break;
+      case 2:
+        out.push(x.toPrecision(17));
+        break;
+      case 3:
+        out.push(x.toExponential(Math.floor(rand() * 20)));
+        break;
+      case 4:
+        out.push(String(Math.round(x * 1000)));
+        break;
+      case 5:
+        out.push(x.toFixed(Math.floor(rand() * 20)).replace(/^-0(\.0*)?$/, '-0'));
+        break;
+      case 6:
+        out.push(x.toExponential(6).replace('e', 'E').replace('E+', 'E'));
+        break;
+      default:
+        out.push(String(x));
+        break;
     }
   }
   return out;
 }
 
-describe('a search body\'s vector read straight into a Float32Array', () => {
-  it('gives JSON.parse\'s numbers, rounded to float32, for every way of writing them', () => {
+describe("a search body's vector read straight into a Float32Array", () => {
+  it("gives JSON.parse's numbers, rounded to float32, for every way of writing them", () => {
     for (let seed = 1; seed <= 20; seed++) {
       const texts = numberTexts(seed, 512);
       const text = `{"k": 10, "vector": [${texts.join(',')}], "oversample": 2}`;
@@ -52,7 +68,23 @@ describe('a search body\'s vector read straight into a Float32Array', () => {
   });
 
   it('edge numbers: zeros, subnormals, float32 extremes, long mantissas, big exponents', () => {
-    const texts = ['0', '-0', '0.0', '-0.0e-5', '1e-45', '1.4e-45', '3.4028234663852886e38', '-3.4028234e38', '123456789012345678901234567890', '0.000000000000000000000123456789012345678', '1E+2', '1e022', '9007199254740993', '4.9406564584124654e-324', '1e-400'];
+    const texts = [
+      '0',
+      '-0',
+      '0.0',
+      '-0.0e-5',
+      '1e-45',
+      '1.4e-45',
+      '3.4028234663852886e38',
+      '-3.4028234e38',
+      '123456789012345678901234567890',
+      '0.000000000000000000000123456789012345678',
+      '1E+2',
+      '1e022',
+      '9007199254740993',
+      '4.9406564584124654e-324',
+      '1e-400',
+    ];
     const text = `{"vector":[${texts.join(', ')}],"k":1}`;
     const parsed = parseSearchJson(text, ['vector'], texts.length) as { vector: Float32Array };
     expect(parsed.vector).toBeInstanceOf(Float32Array);
@@ -91,8 +123,16 @@ describe('a search body\'s vector read straight into a Float32Array', () => {
     }
   });
 
-  it('invalid JSON is a 400 with JSON.parse\'s own message for the whole text', () => {
-    for (const text of ['{"vector": [1, 2, 3], "k": }', '{"vector": [1, 2, 3]', '{"vector": [01, 2, 3]}', '{"vector": [1, 2, 3,]}', '{"vector": [1 2 3]}', '{"vector": [.5, 2, 3]}', '{"vector": [1, 2, 3]} x']) {
+  it("invalid JSON is a 400 with JSON.parse's own message for the whole text", () => {
+    for (const text of [
+      '{"vector": [1, 2, 3], "k": }',
+      '{"vector": [1, 2, 3]',
+      '{"vector": [01, 2, 3]}',
+      '{"vector": [1, 2, 3,]}',
+      '{"vector": [1 2 3]}',
+      '{"vector": [.5, 2, 3]}',
+      '{"vector": [1, 2, 3]} x',
+    ]) {
       let expected: unknown;
       try {
         JSON.parse(text);

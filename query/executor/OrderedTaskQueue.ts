@@ -15,8 +15,7 @@ interface Entry {
   readonly seq: number;
 }
 
-const orderOf = (task: QueuedTask): number =>
-  ((task as unknown as Record<symbol, TaskOrder | null | undefined>)[Piscina.queueOptionsSymbol])?.order ?? Number.POSITIVE_INFINITY;
+const orderOf = (task: QueuedTask): number => (task as unknown as Record<symbol, TaskOrder | null | undefined>)[Piscina.queueOptionsSymbol]?.order ?? Number.POSITIVE_INFINITY;
 
 /**
  * Piscina's task queue (its `TaskQueue` interface) as a min-heap on each task's `order`, ties in

@@ -105,7 +105,14 @@ function storedSource(documents: SegmentDocuments, doc: number): Record<string, 
   for (const f of fields) {
     if (f.fieldNumber === sourceField) continue;
     const name = documents.fieldInfos.fieldInfo(f.fieldNumber)?.name ?? String(f.fieldNumber);
-    const v = f.value instanceof Uint8Array ? Buffer.from(f.value).toString('base64') : typeof f.value === 'bigint' ? (f.value >= -(2n ** 53n) && f.value <= 2n ** 53n ? Number(f.value) : f.value.toString()) : f.value;
+    const v =
+      f.value instanceof Uint8Array
+        ? Buffer.from(f.value).toString('base64')
+        : typeof f.value === 'bigint'
+          ? f.value >= -(2n ** 53n) && f.value <= 2n ** 53n
+            ? Number(f.value)
+            : f.value.toString()
+          : f.value;
     if (!(name in out)) out[name] = v;
     else out[name] = Array.isArray(out[name]) ? [...(out[name] as unknown[]), v] : [out[name], v];
   }

@@ -146,12 +146,7 @@ export class BooleanQuery extends FilterQuery {
   }
 
   toString(): string {
-    const parts = [
-      ...this.must.map((q) => `+${wrap(q)}`),
-      ...this.filter.map((q) => `#${wrap(q)}`),
-      ...this.should.map((q) => wrap(q)),
-      ...this.mustNot.map((q) => `-${wrap(q)}`),
-    ];
+    const parts = [...this.must.map((q) => `+${wrap(q)}`), ...this.filter.map((q) => `#${wrap(q)}`), ...this.should.map((q) => wrap(q)), ...this.mustNot.map((q) => `-${wrap(q)}`)];
     const body = parts.join(' ');
     return this.minimumShouldMatch > 0 ? `(${body})~${this.minimumShouldMatch}` : body;
   }
@@ -224,7 +219,8 @@ function atLeast(sets: readonly FixedBitSet[], min: number, maxDoc: number): Fix
   }
   const result = out.bits;
   for (let w = 0; w < words; w++) {
-    let greater = 0, equal = -1;
+    let greater = 0,
+      equal = -1;
     for (let k = width - 1; k >= 0; k--) {
       const c = planes[k][w];
       if (((min >>> k) & 1) === 1) equal &= c;

@@ -132,10 +132,22 @@ export class DocValuesFilterLeaf implements FilterLeaf {
           }
         } else {
           // Safe integers: longs as they are, or small floating encodings (float bits fit).
-          values = encoding === 'long' ? col.values : decodeFloatingColumn(BigInt64Array.from(col.values, (v) => BigInt(v)), encoding);
+          values =
+            encoding === 'long'
+              ? col.values
+              : decodeFloatingColumn(
+                  BigInt64Array.from(col.values, (v) => BigInt(v)),
+                  encoding,
+                );
         }
         const numeric: NumericColumn = isSingleValued(col.offsets, this.maxDoc)
-          ? { kind: 'numeric', offsets: null, values: spread(col.offsets, values, this.maxDoc), present: presentBits(col.offsets, this.maxDoc), exactLongs: exactLongs && spreadLongs(col.offsets, exactLongs, this.maxDoc) }
+          ? {
+              kind: 'numeric',
+              offsets: null,
+              values: spread(col.offsets, values, this.maxDoc),
+              present: presentBits(col.offsets, this.maxDoc),
+              exactLongs: exactLongs && spreadLongs(col.offsets, exactLongs, this.maxDoc),
+            }
           : { kind: 'numeric', offsets: col.offsets, values, present: null, exactLongs };
         return numeric;
       }

@@ -86,14 +86,16 @@ export class FixedBitSet {
   /** this |= other; other must not have more bits than this. */
   or(other: FixedBitSet): this {
     if (other.numBits > this.numBits) throw new RangeError(`cannot or ${other.numBits} bits into ${this.numBits}`);
-    const a = this.bits, b = other.bits;
+    const a = this.bits,
+      b = other.bits;
     for (let i = 0; i < b.length; i++) a[i] |= b[i];
     return this;
   }
 
   /** this &= ~other. */
   andNot(other: FixedBitSet): this {
-    const a = this.bits, b = other.bits;
+    const a = this.bits,
+      b = other.bits;
     const n = Math.min(a.length, b.length);
     for (let i = 0; i < n; i++) a[i] &= ~b[i];
     return this;
@@ -174,7 +176,8 @@ export class FixedBitSet {
 
   equals(other: FixedBitSet): boolean {
     if (other.numBits !== this.numBits) return false;
-    const a = this.bits, b = other.bits;
+    const a = this.bits,
+      b = other.bits;
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
     return true;
   }
@@ -186,7 +189,8 @@ export class FixedBitSet {
 
   /** Lucene's `intersectionCount`: |a & b| without materialising it. */
   static intersectionCount(a: FixedBitSet, b: FixedBitSet): number {
-    const x = a.bits, y = b.bits;
+    const x = a.bits,
+      y = b.bits;
     const n = Math.min(x.length, y.length);
     let c = 0;
     for (let i = 0; i < n; i++) c += bitCount(x[i] & y[i]);

@@ -30,7 +30,11 @@ export function fillFromCounts(offsets: Int32Array, counts: Int32Array, out: Uin
   for (let w = 0; w < full; w++, d += 32) {
     let bits = 0;
     for (let i = 0; i < 32; i += 4) {
-      const a = counts[offsets[d + i]], b = counts[offsets[d + i + 1]], c = counts[offsets[d + i + 2]], e = counts[offsets[d + i + 3]], f = counts[offsets[d + i + 4]];
+      const a = counts[offsets[d + i]],
+        b = counts[offsets[d + i + 1]],
+        c = counts[offsets[d + i + 2]],
+        e = counts[offsets[d + i + 3]],
+        f = counts[offsets[d + i + 4]];
       bits |= (+(b > a) | (+(c > b) << 1) | (+(e > c) << 2) | (+(f > e) << 3)) << i;
     }
     out[w] = bits;

@@ -86,7 +86,8 @@ export function totalOrderCompare(a: number, b: number): number {
   if (a < b) return -1;
   if (a > b) return 1;
   if (a === 0 && b === 0) {
-    const na = Object.is(a, -0), nb = Object.is(b, -0);
+    const na = Object.is(a, -0),
+      nb = Object.is(b, -0);
     return na === nb ? 0 : na ? -1 : 1;
   }
   return 0;

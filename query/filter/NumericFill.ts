@@ -41,8 +41,14 @@ function plainSingle(values: Float64Array, lo: number, hi: number, out: Uint32Ar
   for (let w = 0; w < full; w++, d += 32) {
     let bits = 0;
     for (let i = 0; i < 32; i += 8) {
-      const a = values[d + i], b = values[d + i + 1], c = values[d + i + 2], e = values[d + i + 3];
-      const f = values[d + i + 4], g = values[d + i + 5], h = values[d + i + 6], k = values[d + i + 7];
+      const a = values[d + i],
+        b = values[d + i + 1],
+        c = values[d + i + 2],
+        e = values[d + i + 3];
+      const f = values[d + i + 4],
+        g = values[d + i + 5],
+        h = values[d + i + 6],
+        k = values[d + i + 7];
       bits |=
         ((+(a >= lo) & +(a <= hi)) |
           ((+(b >= lo) & +(b <= hi)) << 1) |
@@ -103,7 +109,8 @@ function zeroAwareMatch(v: number, lo: number, hi: number, negZero: number, posZ
 
 function zeroAwareSingle(values: Float64Array, bounds: NumericBounds, out: Uint32Array, maxDoc: number): void {
   const { lo, hi } = bounds;
-  const negZero = +bounds.negZero, posZero = +bounds.posZero;
+  const negZero = +bounds.negZero,
+    posZero = +bounds.posZero;
   const words = (maxDoc + 31) >>> 5;
   let d = 0;
   for (let w = 0; w < words; w++) {
@@ -116,7 +123,8 @@ function zeroAwareSingle(values: Float64Array, bounds: NumericBounds, out: Uint3
 
 function zeroAwareMulti(values: Float64Array, offsets: Int32Array, bounds: NumericBounds, out: Uint32Array, maxDoc: number): void {
   const { lo, hi } = bounds;
-  const negZero = +bounds.negZero, posZero = +bounds.posZero;
+  const negZero = +bounds.negZero,
+    posZero = +bounds.posZero;
   const counts = valueCounts(offsets, maxDoc);
   let acc = 0;
   for (let j = offsets[0], end = offsets[maxDoc]; j < end; j++) {
@@ -138,8 +146,10 @@ function exactMatch(v: number, exact: BigInt64Array, j: number, loF: number, hiF
 }
 
 function exactSingle(values: Float64Array, exact: BigInt64Array, bounds: NumericBounds, out: Uint32Array, maxDoc: number): void {
-  const lo = bounds.loLong, hi = bounds.hiLong;
-  const loF = Number(lo), hiF = Number(hi);
+  const lo = bounds.loLong,
+    hi = bounds.hiLong;
+  const loF = Number(lo),
+    hiF = Number(hi);
   const words = (maxDoc + 31) >>> 5;
   let d = 0;
   for (let w = 0; w < words; w++) {
@@ -151,8 +161,10 @@ function exactSingle(values: Float64Array, exact: BigInt64Array, bounds: Numeric
 }
 
 function exactMulti(values: Float64Array, exact: BigInt64Array, offsets: Int32Array, bounds: NumericBounds, out: Uint32Array, maxDoc: number): void {
-  const lo = bounds.loLong, hi = bounds.hiLong;
-  const loF = Number(lo), hiF = Number(hi);
+  const lo = bounds.loLong,
+    hi = bounds.hiLong;
+  const loF = Number(lo),
+    hiF = Number(hi);
   const counts = valueCounts(offsets, maxDoc);
   let acc = 0;
   for (let j = offsets[0], end = offsets[maxDoc]; j < end; j++) {
@@ -173,9 +185,15 @@ export function refineNumericRange(column: NumericColumn, bounds: NumericBounds,
     bits.fill(0);
     return;
   }
-  const lo = bounds.lo, hi = bounds.hi;
-  const loL = bounds.loLong, hiL = bounds.hiLong, loF = Number(loL), hiF = Number(hiL);
-  const negZero = +bounds.negZero, posZero = +bounds.posZero, zeroAware = bounds.zeroAware;
+  const lo = bounds.lo,
+    hi = bounds.hi;
+  const loL = bounds.loLong,
+    hiL = bounds.hiLong,
+    loF = Number(loL),
+    hiF = Number(hiL);
+  const negZero = +bounds.negZero,
+    posZero = +bounds.posZero,
+    zeroAware = bounds.zeroAware;
   const one = (j: number): number => {
     const v = values[j];
     if (exactLongs !== null) return exactMatch(v, exactLongs, j, loF, hiF, loL, hiL);

@@ -60,7 +60,8 @@ export class NumericSet {
     this.used = new Uint8Array(capacity);
     for (let i = 0; i < n; i++) this.add(this.doubles[i]);
     if (n > 0 && longs.size === 0 && this.doubles.every((v) => Number.isInteger(v))) {
-      const min = this.doubles[0], span = this.doubles[n - 1] - min;
+      const min = this.doubles[0],
+        span = this.doubles[n - 1] - min;
       if (span < Math.min(MAX_TABLE_SPAN, Math.max(DENSE_SPAN, 64 * n))) {
         this.tableMin = min;
         this.table = new Uint8Array(span + 2);
@@ -79,7 +80,7 @@ export class NumericSet {
     const { values, offsets } = column;
     const table = this.table;
     // The table answers for a zero whatever its sign: when the set holds exactly one of -0 and +0, zeros are decided by sign.
-    const zeros = this.has(-0) === this.has(0) ? NO_ZERO_RULE : (this.has(-0) ? NEG_ZERO : POS_ZERO);
+    const zeros = this.has(-0) === this.has(0) ? NO_ZERO_RULE : this.has(-0) ? NEG_ZERO : POS_ZERO;
     if (offsets === null) {
       if (table !== null) tableSingle(values, table, this.tableMin, zeros, out, maxDoc);
       else {
@@ -118,7 +119,8 @@ export class NumericSet {
 
   private add(v: number): void {
     f64[0] = v;
-    const lo = u32[0], hi = u32[1];
+    const lo = u32[0],
+      hi = u32[1];
     let h = hash(lo, hi) & this.mask;
     while (this.used[h] === 1) {
       if (this.keys[2 * h] === lo && this.keys[2 * h + 1] === hi) return;
@@ -131,11 +133,13 @@ export class NumericSet {
 }
 
 /** How a table decides zeros: by the table (both or neither zero in the set), or only -0 / only +0 matches. */
-const NO_ZERO_RULE = 0, NEG_ZERO = 1, POS_ZERO = 2;
+const NO_ZERO_RULE = 0,
+  NEG_ZERO = 1,
+  POS_ZERO = 2;
 
 /** 1 when v is an integer of the table's set (see NumericSet), else 0. */
 function tableMatch(v: number, table: Uint8Array, min: number, sentinel: number, zeros: number): number {
-  if (zeros !== NO_ZERO_RULE && v === 0) return +((1 / v < 0) === (zeros === NEG_ZERO));
+  if (zeros !== NO_ZERO_RULE && v === 0) return +(1 / v < 0 === (zeros === NEG_ZERO));
   const x = v - min;
   const k = (x >= 0 && x < sentinel ? x : sentinel) | 0;
   // Reconstruction, not k === x: 5e-324 - (-2) rounds to the integer 2.
@@ -177,7 +181,8 @@ function hash(lo: number, hi: number): number {
 /** 1 when v's bits are a key of the table, else 0. */
 function probe(keys: Uint32Array, used: Uint8Array, mask: number, v: number): number {
   f64[0] = v;
-  const lo = u32[0], hi = u32[1];
+  const lo = u32[0],
+    hi = u32[1];
   let h = hash(lo, hi) & mask;
   while (used[h] === 1) {
     if (keys[2 * h] === lo && keys[2 * h + 1] === hi) return 1;

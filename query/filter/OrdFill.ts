@@ -21,7 +21,10 @@ export function fillOrdRange(column: KeywordColumn, lo: number, hi: number, out:
     for (let w = 0; w < full; w++, d += 32) {
       let bits = 0;
       for (let i = 0; i < 32; i += 4) {
-        const a = ords[d + i], b = ords[d + i + 1], c = ords[d + i + 2], e = ords[d + i + 3];
+        const a = ords[d + i],
+          b = ords[d + i + 1],
+          c = ords[d + i + 2],
+          e = ords[d + i + 3];
         bits |= ((+(a >= lo) & +(a <= hi)) | ((+(b >= lo) & +(b <= hi)) << 1) | ((+(c >= lo) & +(c <= hi)) << 2) | ((+(e >= lo) & +(e <= hi)) << 3)) << i;
       }
       out[w] = bits;

@@ -71,7 +71,9 @@ export class TermInSetQuery extends FilterQuery {
   /** Marks the segment's matching ords and fills; false when none matches. */
   private fillKeyword(column: KeywordColumn, out: Uint32Array, maxDoc: number): boolean {
     const table = new Uint8Array(column.termCount + 1);
-    let min = Infinity, max = -1, count = 0;
+    let min = Infinity,
+      max = -1,
+      count = 0;
     const mark = (ord: number) => {
       if (ord < 0 || table[ord + 1] === 1) return;
       table[ord + 1] = 1;

@@ -31,7 +31,8 @@ export class TermRangeQuery extends FilterQuery {
 
   /** The segment's ords in range, [lo, hi] (lo > hi: none). */
   ordRange(column: KeywordColumn): [number, number] {
-    let lo = 0, hi = column.termCount - 1;
+    let lo = 0,
+      hi = column.termCount - 1;
     if (this.lower !== null) {
       lo = column.ceilingOrd(this.lower);
       if (!this.includeLower && lo < column.termCount && column.ord(this.lower) === lo) lo++;

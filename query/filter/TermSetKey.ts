@@ -23,7 +23,8 @@ export function termSetKey(values: readonly FilterValue[]): string {
     const v = values[i];
     const s = typeof v === 'string' ? v : valueKey(v);
     const seed = typeof v === 'string' ? 0x9747b28c : 0x2545f491;
-    let h1 = seed, h2 = ~seed;
+    let h1 = seed,
+      h2 = ~seed;
     for (let k = 0; k < s.length; k++) {
       const c = s.charCodeAt(k);
       h1 = Math.imul(rotl(h1 ^ Math.imul(c, 0xcc9e2d51), 15), 0x1b873593);
@@ -43,7 +44,9 @@ export function termSetKey(values: readonly FilterValue[]): string {
     lanes[2 * n + 1] = lanes[2 * i + 1];
     n++;
   }
-  const digest = createHash('sha256').update(new Uint8Array(lanes.buffer, 0, 8 * n)).digest('base64url');
+  const digest = createHash('sha256')
+    .update(new Uint8Array(lanes.buffer, 0, 8 * n))
+    .digest('base64url');
   return `#${n}:${digest}`;
 }
 

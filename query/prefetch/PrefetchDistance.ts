@@ -44,12 +44,7 @@ export class PrefetchDistance {
  * end the ring drains. `prefetch(i)` returns true when it issued I/O. Every entry is prefetched
  * before it is scored.
  */
-export function runPrefetchRing(
-  n: number,
-  distance: PrefetchDistance,
-  prefetch: (i: number) => boolean,
-  score: (i: number) => void,
-): void {
+export function runPrefetchRing(n: number, distance: PrefetchDistance, prefetch: (i: number) => boolean, score: (i: number) => void): void {
   let head = 0;
   for (let tail = 0; tail < n; tail++) {
     while (head < n && head - tail < distance.current) {

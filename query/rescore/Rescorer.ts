@@ -149,11 +149,7 @@ export function planRescore(searcher: Searcher, ctx: SearchContext, input: Resco
   return { tasks, total: n, onCaller };
 }
 
-export async function runRescorePlan(
-  searcher: Searcher,
-  ctx: SearchContext,
-  plan: RescorePlan,
-): Promise<{ scores: Float32Array; hasValue: Uint8Array }> {
+export async function runRescorePlan(searcher: Searcher, ctx: SearchContext, plan: RescorePlan): Promise<{ scores: Float32Array; hasValue: Uint8Array }> {
   const scores = new Float32Array(plan.total);
   const hasValue = new Uint8Array(plan.total);
   const profiler = ctx.profiler ?? null;

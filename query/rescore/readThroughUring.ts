@@ -69,7 +69,8 @@ export function readThroughUring(run: RescoreRun): void {
           if (res < 0) throw new Error(`io_uring read of ${path} failed: errno ${-res}`);
           if (res === 0) throw new Error(`io_uring read of ${path}: unexpected end of file at ${slotStart[slot] + slotGot[slot]}`);
           slotGot[slot] += res;
-          if (slotGot[slot] < slotLength[slot]) submitRead(slot, slotGot[slot]); // short read: ask for the rest
+          if (slotGot[slot] < slotLength[slot])
+            submitRead(slot, slotGot[slot]); // short read: ask for the rest
           else done[e] = 1;
         }
       }

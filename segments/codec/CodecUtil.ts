@@ -87,14 +87,7 @@ export interface IndexHeader {
  * Checks an index header at the input's position. `expectedId`/`expectedSuffix` of undefined skip
  * that check (used when discovering files, e.g. segments_N). Returns the header's version.
  */
-export function checkIndexHeader(
-  input: ByteArrayDataInput,
-  codec: string,
-  minVersion: number,
-  maxVersion: number,
-  expectedId?: Uint8Array,
-  expectedSuffix?: string,
-): IndexHeader {
+export function checkIndexHeader(input: ByteArrayDataInput, codec: string, minVersion: number, maxVersion: number, expectedId?: Uint8Array, expectedSuffix?: string): IndexHeader {
   const r = input.resource;
   const magic = input.readBEInt() >>> 0;
   if (magic !== CODEC_MAGIC) {
@@ -225,14 +218,7 @@ function validateFooter(tail: Uint8Array, fileLength: number, resource: string):
 }
 
 /** Verifies the whole-file structure of a data file: header at 0 and a valid footer at the end. */
-export function checkDataFileStructure(
-  slice: FileSlice,
-  codec: string,
-  minVersion: number,
-  maxVersion: number,
-  id: Uint8Array,
-  suffix: string,
-): IndexHeader {
+export function checkDataFileStructure(slice: FileSlice, codec: string, minVersion: number, maxVersion: number, id: Uint8Array, suffix: string): IndexHeader {
   const headerLen = Math.min(slice.length, indexHeaderLength(codec, suffix));
   const header = checkIndexHeader(new Input(readSliceBytes(slice, 0, headerLen), slice.name), codec, minVersion, maxVersion, id, suffix);
   retrieveChecksum(slice);

@@ -123,14 +123,7 @@ export function compress(bytes: Uint8Array, off: number, len: number, out: DataO
  * may refer to the dictionary bytes[dictOff, dictOff + dictLen) (at most MAX_DISTANCE bytes). The
  * dictionary itself is not written. Inputs of at most 9 bytes leave the table untouched.
  */
-export function compressWithDictionary(
-  bytes: Uint8Array,
-  dictOff: number,
-  dictLen: number,
-  len: number,
-  out: DataOutput,
-  ht: LZ4HashTable,
-): void {
+export function compressWithDictionary(bytes: Uint8Array, dictOff: number, dictLen: number, len: number, out: DataOutput, ht: LZ4HashTable): void {
   checkRange(bytes, dictOff, dictLen);
   checkRange(bytes, dictOff + dictLen, len);
   if (dictLen > MAX_DISTANCE) throw new RangeError(`LZ4 dictionary of ${dictLen} bytes exceeds ${MAX_DISTANCE}`);
@@ -184,15 +177,7 @@ export function compressWithDictionary(
  * Throws CorruptIndexException naming `resource` for an offset of 0, a match reaching before
  * dest[0], a read past srcEnd or output past destPos + length. Allocation-free.
  */
-export function decompress(
-  src: Uint8Array,
-  srcPos: number,
-  srcEnd: number,
-  dest: Uint8Array,
-  destPos: number,
-  length: number,
-  resource = 'LZ4 block',
-): number {
+export function decompress(src: Uint8Array, srcPos: number, srcEnd: number, dest: Uint8Array, destPos: number, length: number, resource = 'LZ4 block'): number {
   if (!(srcPos >= 0 && srcEnd <= src.length && destPos >= 0 && length >= 0 && destPos + length <= dest.length)) {
     throw new RangeError(`LZ4 decompress: bad arguments (src [${srcPos}, ${srcEnd}) of ${src.length}, dest [${destPos}, +${length}) of ${dest.length})`);
   }

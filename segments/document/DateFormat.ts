@@ -14,7 +14,10 @@
  */
 
 export class DateParseError extends Error {
-  constructor(readonly value: string, readonly format: string) {
+  constructor(
+    readonly value: string,
+    readonly format: string,
+  ) {
     super(`failed to parse date field [${value}] with format [${format}]`);
     this.name = 'DateParseError';
   }
@@ -85,7 +88,9 @@ function parserFor(name: string): Parser {
       return (s) => epoch(s, 1000);
     default:
       if (/^[yMdHmsSZ'\s/:.\-T,]+$/.test(name) && /yyyy/.test(name)) return pattern(name);
-      throw new RangeError(`unsupported date format [${name}] (supported: strict_date_optional_time, date_optional_time, strict_date_time, strict_date, basic_date, epoch_millis, epoch_second, or a pattern of yyyy MM dd HH mm ss SSS Z)`);
+      throw new RangeError(
+        `unsupported date format [${name}] (supported: strict_date_optional_time, date_optional_time, strict_date_time, strict_date, basic_date, epoch_millis, epoch_second, or a pattern of yyyy MM dd HH mm ss SSS Z)`,
+      );
   }
 }
 
@@ -102,11 +107,28 @@ function iso(s: string, strict: boolean, timeRequired: boolean): number | null {
   const m = ISO.exec(s);
   if (m === null) return null;
   const [, y, mo, d, h, mi, sec, frac, zone] = m;
-  if (strict && (mo!.length !== 2 || (d !== undefined && d.length !== 2) || (h !== undefined && h.length !== 2) || (mi !== undefined && mi.length !== 2) || (sec !== undefined && sec.length !== 2))) return null;
+  if (
+    strict &&
+    (mo!.length !== 2 ||
+      (d !== undefined && d.length !== 2) ||
+      (h !== undefined && h.length !== 2) ||
+      (mi !== undefined && mi.length !== 2) ||
+      (sec !== undefined && sec.length !== 2))
+  )
+    return null;
   if (strict && d === undefined) return null; // strict formats need yyyy-MM-dd
   if (timeRequired && (h === undefined || mi === undefined || sec === undefined || zone === undefined)) return null;
   if (h !== undefined && mi === undefined && strict) return null;
-  return compose(+y!, +mo!, d === undefined ? 1 : +d, h === undefined ? 0 : +h, mi === undefined ? 0 : +mi, sec === undefined ? 0 : +sec, frac === undefined ? 0 : Math.trunc(Number(`0.${frac}`) * 1000 + 1e-9), zone);
+  return compose(
+    +y!,
+    +mo!,
+    d === undefined ? 1 : +d,
+    h === undefined ? 0 : +h,
+    mi === undefined ? 0 : +mi,
+    sec === undefined ? 0 : +sec,
+    frac === undefined ? 0 : Math.trunc(Number(`0.${frac}`) * 1000 + 1e-9),
+    zone,
+  );
 }
 
 /** Epoch ms of the given fields in the given zone, or null when a field is out of range (month 13, Feb 30). */

@@ -52,9 +52,11 @@ export class DocumentParser {
 
   private object(obj: Record<string, unknown>, prefix: string, values: Map<string, FieldValues>, state: { vector: Float32Array | null }): void {
     for (const [key, value] of Object.entries(obj)) {
-      if (key === '' || key.startsWith('.') || key.endsWith('.') || key.includes('..')) throw new DocumentError(prefix === '' ? key : `${prefix}.${key}`, 'field names must not be empty or have empty dotted parts');
+      if (key === '' || key.startsWith('.') || key.endsWith('.') || key.includes('..'))
+        throw new DocumentError(prefix === '' ? key : `${prefix}.${key}`, 'field names must not be empty or have empty dotted parts');
       const path = prefix === '' ? key : `${prefix}.${key}`;
-      if (prefix === '' && key.startsWith('_') && METADATA_FIELDS.has(key)) throw new DocumentError(path, `field [${key}] is a metadata field and cannot be added inside a document`);
+      if (prefix === '' && key.startsWith('_') && METADATA_FIELDS.has(key))
+        throw new DocumentError(path, `field [${key}] is a metadata field and cannot be added inside a document`);
       this.value(path, value, values, state);
     }
   }
@@ -103,7 +105,8 @@ export class DocumentParser {
       value = field.nullValue;
     }
     if (field.type === 'text') {
-      if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw new DocumentError(path, `failed to parse field of type [text]: ${describe(value)}`);
+      if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+        throw new DocumentError(path, `failed to parse field of type [text]: ${describe(value)}`);
       return;
     }
     if (field.type === 'dense_vector' || !field.docValues) {
@@ -122,7 +125,8 @@ export class DocumentParser {
   private convert(path: string, field: FieldMapping, value: unknown): string | number | bigint | null {
     switch (field.type) {
       case 'keyword': {
-        if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw new DocumentError(path, `failed to parse field of type [keyword]: expected a string, got ${describe(value)}`);
+        if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+          throw new DocumentError(path, `failed to parse field of type [keyword]: expected a string, got ${describe(value)}`);
         const s = String(value);
         return field.ignoreAbove !== null && s.length > field.ignoreAbove ? null : s;
       }
@@ -169,7 +173,21 @@ export class DocumentParser {
 }
 
 /** Fields Elasticsearch reserves; a document may not set them. */
-const METADATA_FIELDS = new Set(['_id', '_index', '_source', '_routing', '_version', '_seq_no', '_primary_term', '_field_names', '_ignored', '_doc_count', '_tier', '_data_stream_timestamp', '_score']);
+const METADATA_FIELDS = new Set([
+  '_id',
+  '_index',
+  '_source',
+  '_routing',
+  '_version',
+  '_seq_no',
+  '_primary_term',
+  '_field_names',
+  '_ignored',
+  '_doc_count',
+  '_tier',
+  '_data_stream_timestamp',
+  '_score',
+]);
 
 class NumberError extends Error {}
 

@@ -61,11 +61,22 @@ export class DynamicTemplate {
       const v = t[key];
       if (v === undefined) return null;
       const list = Array.isArray(v) ? v : [v];
-      for (const k of list) if (typeof k !== 'string' || !KINDS.includes(k)) throw new MappingError(`${at}.${key}`, `unknown mapping type [${String(k)}] (expected one of ${KINDS.join(', ')})`);
+      for (const k of list)
+        if (typeof k !== 'string' || !KINDS.includes(k)) throw new MappingError(`${at}.${key}`, `unknown mapping type [${String(k)}] (expected one of ${KINDS.join(', ')})`);
       return list as string[];
     };
     if (typeof t.mapping !== 'object' || t.mapping === null || Array.isArray(t.mapping)) throw new MappingError(`${at}.mapping`, 'a dynamic template needs a mapping object');
-    return new DynamicTemplate(name, t, kinds('match_mapping_type'), kinds('unmatch_mapping_type'), patterns('match'), patterns('unmatch'), patterns('path_match'), patterns('path_unmatch'), t.mapping as Record<string, unknown>);
+    return new DynamicTemplate(
+      name,
+      t,
+      kinds('match_mapping_type'),
+      kinds('unmatch_mapping_type'),
+      patterns('match'),
+      patterns('unmatch'),
+      patterns('path_match'),
+      patterns('path_unmatch'),
+      t.mapping as Record<string, unknown>,
+    );
   }
 
   /** Whether this template applies to a new field at `path` whose value is of `kind`. */
@@ -101,5 +112,10 @@ export class DynamicTemplate {
 
 /** Elasticsearch's simple match: `*` matches any run of characters; everything else literally. */
 function wildcard(p: string): RegExp {
-  return new RegExp(`^${p.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${p
+      .split('*')
+      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }

@@ -91,7 +91,13 @@ export function numberMapping(type: NumberType, p: Partial<Omit<NumberMapping, '
 }
 
 export function dateMapping(p: Partial<Omit<DateMapping, 'type'>> = {}): DateMapping {
-  return { type: 'date', docValues: p.docValues ?? true, format: p.format ?? DateFormat.of(DEFAULT_DATE_FORMAT), ignoreMalformed: p.ignoreMalformed ?? false, nullValue: p.nullValue ?? null };
+  return {
+    type: 'date',
+    docValues: p.docValues ?? true,
+    format: p.format ?? DateFormat.of(DEFAULT_DATE_FORMAT),
+    ignoreMalformed: p.ignoreMalformed ?? false,
+    nullValue: p.nullValue ?? null,
+  };
 }
 
 export function booleanMapping(p: Partial<Omit<BooleanMapping, 'type'>> = {}): BooleanMapping {

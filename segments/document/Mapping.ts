@@ -28,7 +28,31 @@ export type Dynamic = 'true' | 'false' | 'strict';
 const VECTOR_SIMILARITIES: readonly DenseVectorSimilarity[] = ['cosine', 'dot_product', 'l2_norm', 'max_inner_product'];
 
 /** Parameters accepted and ignored: they concern full-text search, storage or scripting that prescore does not offer. */
-const IGNORED = new Set(['index', 'store', 'meta', 'copy_to', 'analyzer', 'search_analyzer', 'search_quote_analyzer', 'norms', 'index_options', 'similarity', 'eager_global_ordinals', 'split_queries_on_whitespace', 'term_vector', 'position_increment_gap', 'locale', 'script', 'on_script_error', 'time_series_dimension', 'time_series_metric', 'fielddata', 'fielddata_frequency_filter', 'index_prefixes', 'index_phrases']);
+const IGNORED = new Set([
+  'index',
+  'store',
+  'meta',
+  'copy_to',
+  'analyzer',
+  'search_analyzer',
+  'search_quote_analyzer',
+  'norms',
+  'index_options',
+  'similarity',
+  'eager_global_ordinals',
+  'split_queries_on_whitespace',
+  'term_vector',
+  'position_increment_gap',
+  'locale',
+  'script',
+  'on_script_error',
+  'time_series_dimension',
+  'time_series_metric',
+  'fielddata',
+  'fielddata_frequency_filter',
+  'index_prefixes',
+  'index_phrases',
+]);
 
 /**
  * An index's mapping, as Elasticsearch's `mappings` object gives it: typed fields by dotted path
@@ -57,7 +81,13 @@ export class Mapping {
 
   /** A mapping with no fields and Elasticsearch's defaults (dynamic: true, date detection on). */
   static empty(): Mapping {
-    return new Mapping('true', true, false, DEFAULT_DYNAMIC_DATE_FORMATS.map((f) => DateFormat.of(f)), []);
+    return new Mapping(
+      'true',
+      true,
+      false,
+      DEFAULT_DYNAMIC_DATE_FORMATS.map((f) => DateFormat.of(f)),
+      [],
+    );
   }
 
   /** Reads Elasticsearch's `mappings` object (`{"properties": {...}, "dynamic": ..., "dynamic_templates": [...]}`). */
@@ -70,12 +100,12 @@ export class Mapping {
         throw new MappingError(key, `unknown root mapping parameter [${key}]`);
       }
     }
-    const formats = body.dynamic_date_formats === undefined
-      ? DEFAULT_DYNAMIC_DATE_FORMATS.map((f) => DateFormat.of(f))
-      : asArray(body.dynamic_date_formats, 'dynamic_date_formats').map((f, i) => dateFormat(f, `dynamic_date_formats.${i}`));
-    const templates = body.dynamic_templates === undefined
-      ? []
-      : asArray(body.dynamic_templates, 'dynamic_templates').map((t, i) => DynamicTemplate.parse(t, `dynamic_templates.${i}`));
+    const formats =
+      body.dynamic_date_formats === undefined
+        ? DEFAULT_DYNAMIC_DATE_FORMATS.map((f) => DateFormat.of(f))
+        : asArray(body.dynamic_date_formats, 'dynamic_date_formats').map((f, i) => dateFormat(f, `dynamic_date_formats.${i}`));
+    const templates =
+      body.dynamic_templates === undefined ? [] : asArray(body.dynamic_templates, 'dynamic_templates').map((t, i) => DynamicTemplate.parse(t, `dynamic_templates.${i}`));
     const m = new Mapping(
       parseDynamic(body.dynamic, 'dynamic') ?? 'true',
       body.date_detection === undefined ? true : asBoolean(body.date_detection, 'date_detection'),
@@ -159,7 +189,8 @@ export class Mapping {
   mapDynamic(path: string, value: unknown): FieldMapping | null {
     const parent = parentOf(path) ?? '';
     const dynamic = this.dynamicAt(parent);
-    if (dynamic === 'strict') throw new MappingError(path, `mapping set to strict, dynamic introduction of [${leafName(path)}] within [${parent === '' ? '_doc' : parent}] is not allowed`);
+    if (dynamic === 'strict')
+      throw new MappingError(path, `mapping set to strict, dynamic introduction of [${leafName(path)}] within [${parent === '' ? '_doc' : parent}] is not allowed`);
     if (dynamic === 'false') return null;
     const kind = this.jsonKind(value);
     if (kind === null) return null;
@@ -169,11 +200,16 @@ export class Mapping {
       this.put(path, mapping);
       return mapping;
     }
-    const mapping = kind.kind === 'string' ? keywordMapping({ ignoreAbove: DYNAMIC_KEYWORD_IGNORE_ABOVE })
-      : kind.kind === 'long' ? numberMapping('long')
-      : kind.kind === 'double' ? numberMapping('float')
-      : kind.kind === 'boolean' ? booleanMapping()
-      : dateMapping({ format: kind.format ?? DateFormat.of(DEFAULT_DATE_FORMAT) });
+    const mapping =
+      kind.kind === 'string'
+        ? keywordMapping({ ignoreAbove: DYNAMIC_KEYWORD_IGNORE_ABOVE })
+        : kind.kind === 'long'
+          ? numberMapping('long')
+          : kind.kind === 'double'
+            ? numberMapping('float')
+            : kind.kind === 'boolean'
+              ? booleanMapping()
+              : dateMapping({ format: kind.format ?? DateFormat.of(DEFAULT_DATE_FORMAT) });
     this.put(path, mapping);
     return mapping;
   }
@@ -291,11 +327,13 @@ export class Mapping {
         return booleanMapping({ docValues, nullValue: d.null_value === undefined || d.null_value === null ? null : asBoolean(d.null_value, `${path}.null_value`) });
       case 'dense_vector': {
         checkParams(d, ['type', 'dims', 'similarity', 'index_options', 'element_type'], path, type);
-        if (d.element_type !== undefined && d.element_type !== 'float') throw new MappingError(`${path}.element_type`, `element_type [${String(d.element_type)}] is not supported (prescore indexes float vectors)`);
+        if (d.element_type !== undefined && d.element_type !== 'float')
+          throw new MappingError(`${path}.element_type`, `element_type [${String(d.element_type)}] is not supported (prescore indexes float vectors)`);
         const dims = d.dims === undefined ? undefined : asNonNegativeInt(d.dims, `${path}.dims`);
         if (dims !== undefined && (dims < 1 || dims > 4096)) throw new MappingError(`${path}.dims`, `dims must be in [1, 4096], got ${dims}`);
         const similarity = d.similarity === undefined ? undefined : asString(d.similarity, `${path}.similarity`);
-        if (similarity !== undefined && !(VECTOR_SIMILARITIES as readonly string[]).includes(similarity)) throw new MappingError(`${path}.similarity`, `unknown similarity [${similarity}] (expected one of ${VECTOR_SIMILARITIES.join(', ')})`);
+        if (similarity !== undefined && !(VECTOR_SIMILARITIES as readonly string[]).includes(similarity))
+          throw new MappingError(`${path}.similarity`, `unknown similarity [${similarity}] (expected one of ${VECTOR_SIMILARITIES.join(', ')})`);
         return {
           type: 'dense_vector',
           docValues: false,
@@ -317,7 +355,10 @@ export class Mapping {
           });
         }
         if (type === 'nested') throw new MappingError(path, 'the nested type is not supported (map it as object: its fields are then filtered as flat arrays)');
-        throw new MappingError(path, `no handler for type [${type}] declared on field [${leafName(path)}] (prescore supports keyword, text, long, integer, short, byte, double, float, date, boolean, dense_vector and object)`);
+        throw new MappingError(
+          path,
+          `no handler for type [${type}] declared on field [${leafName(path)}] (prescore supports keyword, text, long, integer, short, byte, double, float, date, boolean, dense_vector and object)`,
+        );
     }
   }
 }

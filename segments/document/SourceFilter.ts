@@ -30,7 +30,12 @@ export function matchesAny(patterns: readonly string[], path: string): boolean {
 }
 
 function compile(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }
 
 /**
@@ -60,7 +65,13 @@ function filterValue(value: unknown, path: string, includes: readonly RegExp[], 
   return here ? value : undefined;
 }
 
-function filterObject(obj: Record<string, unknown>, path: string, includes: readonly RegExp[], excludes: readonly RegExp[], included: boolean): Record<string, unknown> | undefined {
+function filterObject(
+  obj: Record<string, unknown>,
+  path: string,
+  includes: readonly RegExp[],
+  excludes: readonly RegExp[],
+  included: boolean,
+): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   let kept = false;
   for (const [key, value] of Object.entries(obj)) {

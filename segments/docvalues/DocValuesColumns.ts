@@ -93,9 +93,7 @@ export function numericColumn(entry: NumericEntry, data: RandomAccessBytes, maxD
   const exact = scatterWords(values.decodeBigInts(), docs, maxDoc);
   if (encoding !== 'long') return { kind: 'number', maxDoc, values: decodeFloatingColumn(exact, encoding), docsWithField, docCount };
   const asNumbers = safeNumbers(exact);
-  return asNumbers !== null
-    ? { kind: 'number', maxDoc, values: asNumbers, docsWithField, docCount }
-    : { kind: 'bigint', maxDoc, values: exact, docsWithField, docCount };
+  return asNumbers !== null ? { kind: 'number', maxDoc, values: asNumbers, docsWithField, docCount } : { kind: 'bigint', maxDoc, values: exact, docsWithField, docCount };
 }
 
 export function sortedColumn(entry: NumericEntry, valueCount: number, data: RandomAccessBytes, maxDoc: number): SortedColumn {

@@ -3,13 +3,7 @@ import type { FieldInfos } from '../lucene/FieldInfos.js';
 import { DirectMonotonicMeta } from '../packed/DirectMonotonicReader.js';
 import { isSupportedBitsPerValue } from '../packed/DirectWriter.js';
 import type { ByteArrayDataInput } from '../store/DataInput.js';
-import {
-  DOCS_WITH_FIELD_ALL,
-  DOCS_WITH_FIELD_NONE,
-  DV_VERSION_SKIPPER_MAX_VALUE_COUNT,
-  DvType,
-  TERMS_DICT_BLOCK_LZ4_SHIFT,
-} from './Lucene90DocValuesFormat.js';
+import { DOCS_WITH_FIELD_ALL, DOCS_WITH_FIELD_NONE, DV_VERSION_SKIPPER_MAX_VALUE_COUNT, DvType, TERMS_DICT_BLOCK_LZ4_SHIFT } from './Lucene90DocValuesFormat.js';
 
 /**
  * The `.dvm` entries, as Lucene90DocValuesFormat.ts lays them out: what the producer knows about
@@ -106,14 +100,7 @@ const TYPE_NAMES = ['NUMERIC', 'BINARY', 'SORTED', 'SORTED_SET', 'SORTED_NUMERIC
  * Reads every entry of a `.dvm` positioned after its header, up to the -1 terminator.
  * `dataLength` / `skipLength` bound the offsets (skipLength: the `.dvs`, or the `.dvd` for version 0).
  */
-export function readDocValuesEntries(
-  meta: ByteArrayDataInput,
-  infos: FieldInfos,
-  version: number,
-  maxDoc: number,
-  dataLength: number,
-  skipLength: number,
-): DocValuesEntries {
+export function readDocValuesEntries(meta: ByteArrayDataInput, infos: FieldInfos, version: number, maxDoc: number, dataLength: number, skipLength: number): DocValuesEntries {
   const r = meta.resource;
   const corrupt = (msg: string) => new CorruptIndexException(msg, r);
   const fields = new Map<number, FieldEntry>();
@@ -260,7 +247,8 @@ export function readDocValuesEntries(
       const maxDocId = meta.readInt();
       const maxValueCount = version >= DV_VERSION_SKIPPER_MAX_VALUE_COUNT ? meta.readInt() : docCount === 0 ? 0 : -1;
       if (!(offset >= 0 && length >= 0 && offset + length <= skipLength)) throw corrupt(`${what}: skip index [${offset}, +${length}) lies outside its file (${skipLength} bytes)`);
-      if (docCount < 0 || docCount > maxDoc || maxDocId >= maxDoc || docCount > maxDocId + 1) throw corrupt(`${what}: skip index counts ${docCount} docs up to doc ${maxDocId} of ${maxDoc}`);
+      if (docCount < 0 || docCount > maxDoc || maxDocId >= maxDoc || docCount > maxDocId + 1)
+        throw corrupt(`${what}: skip index counts ${docCount} docs up to doc ${maxDocId} of ${maxDoc}`);
       skippers.set(number, { offset, length, minValue, maxValue, docCount, maxDocId, maxValueCount });
     }
     let entry: FieldEntry;

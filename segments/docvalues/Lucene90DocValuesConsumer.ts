@@ -94,7 +94,8 @@ export class Lucene90DocValuesConsumer {
   ) {
     this.maxDoc = segment.maxDoc;
     this.skipIndexIntervalSize = options.skipIndexIntervalSize ?? SKIP_INDEX_INTERVAL_SIZE;
-    if (!Number.isInteger(this.skipIndexIntervalSize) || this.skipIndexIntervalSize < 2) throw new RangeError(`skipIndexIntervalSize must be > 1, got ${this.skipIndexIntervalSize}`);
+    if (!Number.isInteger(this.skipIndexIntervalSize) || this.skipIndexIntervalSize < 2)
+      throw new RangeError(`skipIndexIntervalSize must be > 1, got ${this.skipIndexIntervalSize}`);
     this.version = options.version ?? DV_VERSION_START;
     if (![0, 1, 2].includes(this.version)) throw new RangeError(`doc values version must be 0, 1 or 2, got ${this.version}`);
     this.dataPath = join(dir, segmentFileName(segment.name, segmentSuffix, DV_DATA_EXTENSION));
@@ -182,7 +183,15 @@ export class Lucene90DocValuesConsumer {
       return [...new Set(ts.map((t) => terms.ordOf(t)))].sort((a, b) => a - b);
     });
     if (perDoc.every((o) => o === null || o.length === 1)) {
-      this.writeSorted(field, singleValues(perDoc.map((o) => (o === null ? null : o[0])), field), terms.terms, true);
+      this.writeSorted(
+        field,
+        singleValues(
+          perDoc.map((o) => (o === null ? null : o[0])),
+          field,
+        ),
+        terms.terms,
+        true,
+      );
       return;
     }
     this.writeSortedNumeric(field, multiValues(perDoc, field), true);

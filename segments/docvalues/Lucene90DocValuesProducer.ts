@@ -23,16 +23,7 @@ import {
   sortedSetColumnFromSorted,
 } from './DocValuesColumns.js';
 import { type DocValuesEntries, type DocsWithFieldEntry, type FieldEntry, type MonotonicEntry, readDocValuesEntries } from './DocValuesEntries.js';
-import {
-  AllDocs,
-  BinaryDocValues,
-  type DocIndexIterator,
-  NoDocs,
-  NumericDocValues,
-  SortedDocValues,
-  SortedNumericDocValues,
-  SortedSetDocValues,
-} from './DocValuesIterators.js';
+import { AllDocs, BinaryDocValues, type DocIndexIterator, NoDocs, NumericDocValues, SortedDocValues, SortedNumericDocValues, SortedSetDocValues } from './DocValuesIterators.js';
 import { CloseGuardedBytes } from './CloseGuardedBytes.js';
 import { DocValuesSkipper } from './DocValuesSkipper.js';
 import {

@@ -139,8 +139,7 @@ export class TermsDict {
     this.blockPos = dictLength;
     this.blockEnd = dictLength;
     if (Math.min(this.valueCount - firstOrd, BLOCK_MASK + 1) === 1) return;
-    const end =
-      block + 1 < this.blockAddresses.size ? this.entry.termsDataOffset + this.blockAddresses.get(block + 1) : this.entry.termsDataOffset + this.entry.termsDataLength;
+    const end = block + 1 < this.blockAddresses.size ? this.entry.termsDataOffset + this.blockAddresses.get(block + 1) : this.entry.termsDataOffset + this.entry.termsDataLength;
     const length = this.readVInt(rest, end);
     if (length > this.entry.maxBlockLength) throw this.corrupt(`block ${block} decompresses to ${length} bytes, more than the recorded maximum ${this.entry.maxBlockLength}`);
     const p = this.data.load(this.vintEnd, end - this.vintEnd);

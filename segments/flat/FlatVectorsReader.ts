@@ -56,10 +56,7 @@ export class FlatVectorsReader {
       const ordToDoc = readOrdToDocConfig(meta, size);
       const byteSize = encoding === VectorEncoding.FLOAT32 ? dims * 4 : dims;
       if (vectorDataLength !== size * byteSize) {
-        throw new CorruptIndexException(
-          `vector data length ${vectorDataLength} not matching size=${size} * dim=${dims} * byteSize=${byteSize / dims}`,
-          dataSlice.name,
-        );
+        throw new CorruptIndexException(`vector data length ${vectorDataLength} not matching size=${size} * dim=${dims} * byteSize=${byteSize / dims}`, dataSlice.name);
       }
       if (vectorDataOffset < 0 || vectorDataOffset + vectorDataLength > dataEnd) {
         throw new CorruptIndexException(`vector data [${vectorDataOffset}, +${vectorDataLength}) lies outside the file (length ${dataSlice.length})`, dataSlice.name);

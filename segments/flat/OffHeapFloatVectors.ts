@@ -175,7 +175,9 @@ export class UringFloatVectors implements OffHeapFloatVectors {
     if (res !== this.byteSize) {
       const ord = this.slotOrd[s];
       this.slotOrd[s] = -1;
-      throw new Error(res < 0 ? `io_uring read of ${this.path} (vector ${ord}) failed: errno ${-res}` : `${this.path}: short read of vector ${ord} (${res} of ${this.byteSize} bytes)`);
+      throw new Error(
+        res < 0 ? `io_uring read of ${this.path} (vector ${ord}) failed: errno ${-res}` : `${this.path}: short read of vector ${ord} (${res} of ${this.byteSize} bytes)`,
+      );
     }
   }
 

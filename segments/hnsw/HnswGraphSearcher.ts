@@ -139,7 +139,18 @@ export class HnswGraphSearcher {
     const prefetch = options.prefetch ?? NO_PREFETCH;
     const lookahead = prefetch === NO_PREFETCH ? 0 : (options.lookahead ?? 0);
     const traversal = options.filteredTraversal || options.seeds ? { twoHop: options.filteredTraversal === true, seeds: options.seeds ?? null } : null;
-    return this.run(scorer, graph, k, options.ef ?? k, acceptPredicate(options.acceptOrds), options.visitedLimit ?? Infinity, options.global ?? null, prefetch, lookahead, traversal);
+    return this.run(
+      scorer,
+      graph,
+      k,
+      options.ef ?? k,
+      acceptPredicate(options.acceptOrds),
+      options.visitedLimit ?? Infinity,
+      options.global ?? null,
+      prefetch,
+      lookahead,
+      traversal,
+    );
   }
 
   private run(
@@ -531,14 +542,7 @@ class MultiLeafState {
 }
 
 /** One-shot convenience over a fresh searcher. */
-export function searchGraph(
-  scorer: RandomVectorScorer,
-  graph: HnswGraph,
-  k: number,
-  ef = k,
-  acceptOrds?: AcceptOrds | null,
-  visitedLimit = Infinity,
-): KnnSearchResult {
+export function searchGraph(scorer: RandomVectorScorer, graph: HnswGraph, k: number, ef = k, acceptOrds?: AcceptOrds | null, visitedLimit = Infinity): KnnSearchResult {
   return new HnswGraphSearcher(graph.size()).search(scorer, graph, k, ef, acceptOrds, visitedLimit);
 }
 
@@ -550,12 +554,7 @@ const EXACT_CHUNK = 256;
  * order in chunks (scoreRange when the scorer has it, else bulkScore); a tie never displaces a
  * kept hit, so the lower ordinal wins (Lucene's exact search with a pre-filled HitQueue).
  */
-export function exactSearch(
-  scorer: RandomVectorScorer,
-  k: number,
-  acceptOrds?: AcceptOrds | null,
-  visitedLimit = Infinity,
-): KnnSearchResult {
+export function exactSearch(scorer: RandomVectorScorer, k: number, acceptOrds?: AcceptOrds | null, visitedLimit = Infinity): KnnSearchResult {
   const maxOrd = scorer.maxOrd;
   if (k <= 0 || maxOrd === 0) return { ords: new Int32Array(0), scores: new Float32Array(0), visited: 0, earlyTerminated: false };
   if (acceptOrds instanceof Uint32Array) return exactSearchBits(scorer, k, acceptOrds, visitedLimit);

@@ -1,11 +1,4 @@
-import {
-  checkDataFileStructure,
-  checkIndexHeader,
-  checksumEntireFile,
-  FOOTER_LENGTH,
-  indexHeaderLength,
-  openChecksummed,
-} from '../codec/CodecUtil.js';
+import { checkDataFileStructure, checkIndexHeader, checksumEntireFile, FOOTER_LENGTH, indexHeaderLength, openChecksummed } from '../codec/CodecUtil.js';
 import { CorruptIndexException } from '../codec/CorruptIndexException.js';
 import { DirectMonotonicMeta, DirectMonotonicReader } from '../packed/DirectMonotonicReader.js';
 import { ByteArrayDataInput } from '../store/DataInput.js';
@@ -122,13 +115,7 @@ export class HnswVectorsReader {
   }
 
   /** Reads in-memory file images (tests, compound-file extraction). */
-  static fromBytes(
-    metaBytes: Uint8Array,
-    indexBytes: Uint8Array,
-    segmentId: Uint8Array,
-    segmentSuffix: string,
-    names: { meta?: string; index?: string } = {},
-  ): HnswVectorsReader {
+  static fromBytes(metaBytes: Uint8Array, indexBytes: Uint8Array, segmentId: Uint8Array, segmentSuffix: string, names: { meta?: string; index?: string } = {}): HnswVectorsReader {
     const metaName = names.meta ?? `${segmentSuffix}.${HNSW_META_EXTENSION}`;
     const indexName = names.index ?? `${segmentSuffix}.${HNSW_INDEX_EXTENSION}`;
     const input = new ByteArrayDataInput(indexBytes, indexName);
@@ -144,9 +131,7 @@ export class HnswVectorsReader {
       },
       checksumAll: () => void openChecksummed(indexBytes, indexName),
     };
-    return HnswVectorsReader.load(metaBytes, metaName, source, header.version, input.position, segmentId, segmentSuffix, () =>
-      openChecksummed(metaBytes, metaName),
-    );
+    return HnswVectorsReader.load(metaBytes, metaName, source, header.version, input.position, segmentId, segmentSuffix, () => openChecksummed(metaBytes, metaName));
   }
 
   private static load(
@@ -350,10 +335,7 @@ export class NeighborDecoder {
 function checkRanges(entry: HnswFieldEntry, dataStart: number, dataEnd: number, name: string): void {
   const { vectorIndexOffset, vectorIndexLength, fieldNumber } = entry;
   if (vectorIndexOffset < dataStart || vectorIndexOffset + vectorIndexLength > dataEnd) {
-    throw new CorruptIndexException(
-      `graph data [${vectorIndexOffset}, ${vectorIndexOffset + vectorIndexLength}) of field ${fieldNumber} outside [${dataStart}, ${dataEnd})`,
-      name,
-    );
+    throw new CorruptIndexException(`graph data [${vectorIndexOffset}, ${vectorIndexOffset + vectorIndexLength}) of field ${fieldNumber} outside [${dataStart}, ${dataEnd})`, name);
   }
   if (entry.offsetsMeta !== null && (entry.offsetsOffset < dataStart || entry.offsetsLength < 0 || entry.offsetsOffset + entry.offsetsLength > dataEnd)) {
     throw new CorruptIndexException(`neighbour offsets [${entry.offsetsOffset}, +${entry.offsetsLength}) of field ${fieldNumber} outside [${dataStart}, ${dataEnd})`, name);

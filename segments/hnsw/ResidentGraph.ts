@@ -132,7 +132,8 @@ class SortedSlots implements SlotLookup {
 
   get(node: number): number | undefined {
     const nodes = this.nodes;
-    let lo = 0, hi = nodes.length - 1;
+    let lo = 0,
+      hi = nodes.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const v = nodes[mid];

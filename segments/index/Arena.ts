@@ -111,13 +111,15 @@ export function planArenas(handles: readonly SegmentHandle[], options: ArenaPlan
 
 /** Creates the plan's shared memories and gives each handle its residency (nothing is read yet). */
 export function createArenas(indexId: number, handles: readonly SegmentHandle[], plan: ArenaPlan): { arenas: ArenaRef[]; handles: SegmentHandle[] } {
-  const arenas = plan.arenas.map((a, ordinal): ArenaRef => ({
-    key: `${indexId}.${ordinal}`,
-    indexId,
-    memory: newArenaMemory(a.dataBytes),
-    dataBytes: a.dataBytes,
-    scratchBytes: a.scratchBytes,
-  }));
+  const arenas = plan.arenas.map(
+    (a, ordinal): ArenaRef => ({
+      key: `${indexId}.${ordinal}`,
+      indexId,
+      memory: newArenaMemory(a.dataBytes),
+      dataBytes: a.dataBytes,
+      scratchBytes: a.scratchBytes,
+    }),
+  );
   return {
     arenas,
     handles: handles.map((h, i) => {
@@ -196,7 +198,7 @@ function segmentShape(handle: SegmentHandle): SegmentShape | null {
  */
 export function scratchBytes(maxNodes: number, maxStride: number, dims: number, codeBytes: number, segments: number): number {
   const search = 128 + 12 * maxNodes + 8 * maxStride + 4 * ((codeBytes + 15) & ~15) + 16 * PLANNED_QUEUE;
-  const perSegment = (4 * dims + 64) + 4 * codeBytes + 2 * 4 * 256 + 64;
+  const perSegment = 4 * dims + 64 + 4 * codeBytes + 2 * 4 * 256 + 64;
   return Math.ceil(1.25 * (search + segments * perSegment)) + 4 * ((codeBytes + 15) & ~15) + 64;
 }
 

@@ -191,7 +191,7 @@ class PrescoreSegmentReader implements SegmentReader {
     if (f.dims !== commit.field.dims || q.dims !== commit.field.dims) {
       throw new Error(`segment ${info.name}: dims ${f.dims}/${q.dims} differ from the commit's ${commit.field.dims}`);
     }
-    if (f.size !== info.maxDoc || q.count !== info.maxDoc || f.ordToDoc.kind !== 'dense' && info.maxDoc > 0) {
+    if (f.size !== info.maxDoc || q.count !== info.maxDoc || (f.ordToDoc.kind !== 'dense' && info.maxDoc > 0)) {
       throw new Error(`segment ${info.name}: expected a dense field of ${info.maxDoc} vectors, found ${f.size} raw and ${q.count} quantized`);
     }
     let graph: HnswVectorsReader | null = null;
@@ -225,11 +225,21 @@ class PrescoreSegmentReader implements SegmentReader {
       liveOrds: null,
       resident: null,
     };
-    return new PrescoreSegmentReader(info.name, info.maxDoc, handle, ids, flat, quantized, graph, {
-      vectors: f.vectorDataLength,
-      codes: q.vectorDataLength,
-      graph: vex ? vex.length : 0,
-    }, documents);
+    return new PrescoreSegmentReader(
+      info.name,
+      info.maxDoc,
+      handle,
+      ids,
+      flat,
+      quantized,
+      graph,
+      {
+        vectors: f.vectorDataLength,
+        codes: q.vectorDataLength,
+        graph: vex ? vex.length : 0,
+      },
+      documents,
+    );
   }
 
   get numVectors(): number {

@@ -103,7 +103,8 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   const mapping = options.mapping ?? Mapping.empty();
   const mapped = mapping.vectorField();
   const fieldName = mapped?.path ?? options.field ?? DEFAULT_FIELD;
-  if (mapped && options.field !== undefined && options.field !== mapped.path) throw new RangeError(`--field ${options.field}: the mapping's dense_vector field is [${mapped.path}]`);
+  if (mapped && options.field !== undefined && options.field !== mapped.path)
+    throw new RangeError(`--field ${options.field}: the mapping's dense_vector field is [${mapped.path}]`);
   if (!/^[A-Za-z0-9_.-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
   if (options.similarity === undefined && !mapped) throw new RangeError('--similarity is required (or a dense_vector field in the mapping)');
   const similarity = resolveSimilarity(options.similarity, mapped?.mapping.similarity);
@@ -111,13 +112,16 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   const parser = new DocumentParser(mapping);
   const source = await openBuildInput(options, parser, fieldName);
   const dense = mapping.field(fieldName);
-  if (dense?.type === 'dense_vector' && dense.dims !== undefined && dense.dims !== source.dims) throw new InputError(options.input, `field [${fieldName}]: the vectors have ${source.dims} dims, the mapping says ${dense.dims}`);
+  if (dense?.type === 'dense_vector' && dense.dims !== undefined && dense.dims !== source.dims)
+    throw new InputError(options.input, `field [${fieldName}]: the vectors have ${source.dims} dims, the mapping says ${dense.dims}`);
   if (dense?.type === 'dense_vector' && dense.dims === undefined) mapping.put(fieldName, { ...dense, dims: source.dims });
   const encoding = quantizationSettings(options.quantization).encoding;
   const segmentDocs = options.segmentDocs ?? defaultSegmentDocs(source.count, source.dims, encoding);
   const maxDocs = maxSegmentDocs(source.dims, encoding);
   if (Math.min(segmentDocs, source.count ?? segmentDocs) > maxDocs) {
-    throw new RangeError(`--segment-docs ${segmentDocs}: a segment of ${source.dims}-dim vectors at ${encoding.docBits} bits can hold at most ${maxDocs} docs (its graph is built in one worker's 4 GiB wasm memory)`);
+    throw new RangeError(
+      `--segment-docs ${segmentDocs}: a segment of ${source.dims}-dim vectors at ${encoding.docBits} bits can hold at most ${maxDocs} docs (its graph is built in one worker's 4 GiB wasm memory)`,
+    );
   }
   mkdirSync(options.out, { recursive: true });
   const lock = await DirectoryLock.obtain(options.out, 'build');

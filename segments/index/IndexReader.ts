@@ -49,7 +49,8 @@ export interface IndexReader {
 
 /** The leaf holding global doc `doc` (binary search over docBase). */
 export function leafOf(leaves: readonly LeafReaderContext[], doc: number): LeafReaderContext {
-  let lo = 0, hi = leaves.length - 1;
+  let lo = 0,
+    hi = leaves.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >>> 1;
     if (leaves[mid].docBase <= doc) lo = mid;

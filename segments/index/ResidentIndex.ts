@@ -40,7 +40,10 @@ export class ResidentIndex {
     const handles = reader.leaves.map((l) => l.reader.handle);
     const plan = planArenas(handles, { threads: options.threads, arenaBytes: options.arenaBytes });
     const { codes, graphs, scratchPerWorker } = plan.bytes;
-    checkFits(codes + graphs + options.threads * scratchPerWorker, `index ${reader.dir} (${codes} bytes of codes, ${graphs} of graphs, ${scratchPerWorker} of scratch per worker x ${options.threads})`);
+    checkFits(
+      codes + graphs + options.threads * scratchPerWorker,
+      `index ${reader.dir} (${codes} bytes of codes, ${graphs} of graphs, ${scratchPerWorker} of scratch per worker x ${options.threads})`,
+    );
     const { arenas, handles: resident } = createArenas(reader.id, handles, plan);
     await Promise.all(resident.map((h) => (h.resident ? options.load(h) : null)));
     return new ResidentIndex(withHandles(reader, resident), arenas, plan, performance.now() - t0);

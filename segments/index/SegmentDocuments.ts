@@ -33,7 +33,11 @@ export class SegmentDocuments {
   ) {}
 
   /** A prescore segment's documents, from its `_N.fnm`, `_N.fd*` and `_N_Lucene90_0.dv*` (files given as held slices). */
-  static openPrescore(files: { openSlice(name: string): FileSlice }, segment: { readonly name: string; readonly id: Uint8Array; readonly maxDoc: number }, fieldInfos: FieldInfos): SegmentDocuments {
+  static openPrescore(
+    files: { openSlice(name: string): FileSlice },
+    segment: { readonly name: string; readonly id: Uint8Array; readonly maxDoc: number },
+    fieldInfos: FieldInfos,
+  ): SegmentDocuments {
     const checksummed = (name: string): ByteArrayDataInput => {
       const slice = files.openSlice(name);
       return openChecksummed(readSliceBytes(slice), slice.name);

@@ -105,9 +105,22 @@ export class SegmentDocumentsWriter {
     this.stored.close();
     this.files.push(...storedFieldsFiles(this.dir, this.segment.name));
     const dv = new Lucene90DocValuesConsumer(this.dir, { name: this.segment.name, id: this.segment.id, maxDoc }, DOC_VALUES_SUFFIX);
-    const dvAttributes = new Map([[DV_FORMAT_KEY, LUCENE90_DOC_VALUES_FORMAT], [DV_SUFFIX_KEY, '0']]);
+    const dvAttributes = new Map([
+      [DV_FORMAT_KEY, LUCENE90_DOC_VALUES_FORMAT],
+      [DV_SUFFIX_KEY, '0'],
+    ]);
     const fields: WrittenFieldInfo[] = [
-      { name: this.vector.name, number: VECTOR_FIELD_NUMBER, docValuesType: 'NONE', attributes: new Map([[KNN_FORMAT_KEY, this.vector.format], [KNN_SUFFIX_KEY, this.vector.formatSuffix]]), vectorDimension: this.vector.dims, vectorSimilarity: this.vector.similarity },
+      {
+        name: this.vector.name,
+        number: VECTOR_FIELD_NUMBER,
+        docValuesType: 'NONE',
+        attributes: new Map([
+          [KNN_FORMAT_KEY, this.vector.format],
+          [KNN_SUFFIX_KEY, this.vector.formatSuffix],
+        ]),
+        vectorDimension: this.vector.dims,
+        vectorSimilarity: this.vector.similarity,
+      },
       { name: ID_FIELD, number: ID_FIELD_NUMBER, docValuesType: 'SORTED', attributes: dvAttributes, vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' },
       { name: SOURCE_FIELD, number: SOURCE_FIELD_NUMBER, docValuesType: 'NONE', attributes: new Map(), vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' },
     ];
@@ -123,7 +136,10 @@ export class SegmentDocumentsWriter {
           dv.addSortedSetField({ number, name: path }, column as (string[] | undefined)[]);
           fields.push({ name: path, number, docValuesType: 'SORTED_SET', attributes: dvAttributes, vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' });
         } else {
-          dv.addSortedNumericField({ number, name: path }, Array.from(column, (values) => (values === undefined ? undefined : (values as (number | bigint)[]).map((v) => toLong(field, v)))));
+          dv.addSortedNumericField(
+            { number, name: path },
+            Array.from(column, (values) => (values === undefined ? undefined : (values as (number | bigint)[]).map((v) => toLong(field, v)))),
+          );
           fields.push({ name: path, number, docValuesType: 'SORTED_NUMERIC', attributes: dvAttributes, vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' });
         }
       }

@@ -125,7 +125,8 @@ export function shared<T extends Int32Array | Float32Array | Uint8Array | Uint32
 export function docToOrd(vectors: VectorDataHandle, doc: number): number {
   const table = vectors.ordToDoc;
   if (table === null) return doc < vectors.size ? doc : -1;
-  let lo = 0, hi = table.length - 1;
+  let lo = 0,
+    hi = table.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     const d = table[mid];

@@ -23,18 +23,10 @@ export type SimilarityName = 'EUCLIDEAN' | 'DOT_PRODUCT' | 'COSINE' | 'MAXIMUM_I
  * ```
  */
 export class VectorSimilarityFunction {
-  static readonly EUCLIDEAN = new VectorSimilarityFunction('EUCLIDEAN', 0, (a, ao, b, bo, d) =>
-    Math.fround(1 / Math.fround(1 + squareDistance(a, ao, b, bo, d))),
-  );
-  static readonly DOT_PRODUCT = new VectorSimilarityFunction('DOT_PRODUCT', 1, (a, ao, b, bo, d) =>
-    normalizeToUnitInterval(dotProduct(a, ao, b, bo, d)),
-  );
-  static readonly COSINE = new VectorSimilarityFunction('COSINE', 2, (a, ao, b, bo, d) =>
-    normalizeToUnitInterval(cosine(a, ao, b, bo, d)),
-  );
-  static readonly MAXIMUM_INNER_PRODUCT = new VectorSimilarityFunction('MAXIMUM_INNER_PRODUCT', 3, (a, ao, b, bo, d) =>
-    scaleMaxInnerProductScore(dotProduct(a, ao, b, bo, d)),
-  );
+  static readonly EUCLIDEAN = new VectorSimilarityFunction('EUCLIDEAN', 0, (a, ao, b, bo, d) => Math.fround(1 / Math.fround(1 + squareDistance(a, ao, b, bo, d))));
+  static readonly DOT_PRODUCT = new VectorSimilarityFunction('DOT_PRODUCT', 1, (a, ao, b, bo, d) => normalizeToUnitInterval(dotProduct(a, ao, b, bo, d)));
+  static readonly COSINE = new VectorSimilarityFunction('COSINE', 2, (a, ao, b, bo, d) => normalizeToUnitInterval(cosine(a, ao, b, bo, d)));
+  static readonly MAXIMUM_INNER_PRODUCT = new VectorSimilarityFunction('MAXIMUM_INNER_PRODUCT', 3, (a, ao, b, bo, d) => scaleMaxInnerProductScore(dotProduct(a, ao, b, bo, d)));
 
   static readonly values: readonly VectorSimilarityFunction[] = [
     VectorSimilarityFunction.EUCLIDEAN,

@@ -96,7 +96,14 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
     undo.push(() => k.free(planesPtr));
     const records: ResidentRecords = { kernels: k, recordsPtr: r.records, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes };
     const scorer = new BinaryQuantizedScorer(records, {
-      planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+      planesPtr,
+      lower: 0,
+      upper: 0,
+      additionalCorrection: 0,
+      componentSum: 0,
+      dims: handle.dims,
+      similarity: handle.similarity,
+      centroidDP: q.centroidDP,
     });
     undo.push(() => scorer.release());
     const graph = r.graph ? ResidentGraphSearcher.attach(k, records, r.graph, { bits: handle.liveOrds, ptr: r.live }) : null;
@@ -112,16 +119,19 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
 onIndexReleased((indexId) => {
   for (const [key, h] of known) if (h.indexId === indexId) known.delete(key);
   for (const [key, p] of loaded) {
-    void p.then((s) => {
-      if (s.handle.indexId !== indexId) return;
-      loaded.delete(key);
-      s.graph?.release();
-      s.quantizer.release();
-      if (s.scorer) {
-        s.scorer.release();
-        s.kernels.free(s.planesPtr);
-      }
-    }, () => {});
+    void p.then(
+      (s) => {
+        if (s.handle.indexId !== indexId) return;
+        loaded.delete(key);
+        s.graph?.release();
+        s.quantizer.release();
+        if (s.scorer) {
+          s.scorer.release();
+          s.kernels.free(s.planesPtr);
+        }
+      },
+      () => {},
+    );
   }
   for (const [key, entry] of arenaKernels) if (entry.indexId === indexId) arenaKernels.delete(key);
 });

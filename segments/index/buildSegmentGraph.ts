@@ -30,13 +30,8 @@ export interface GraphBuildSpec {
  * doc's query-bit code against its candidates' doc codes: 4-bit against 1-bit for the default
  * encoding, Lucene's asymmetric path) and writes `.vem/.vex`.
  */
-export async function buildSegmentGraph(
-  spec: GraphBuildSpec,
-  similarity: VectorSimilarityFunction,
-  quantized: QuantizedField,
-  onInserted: (n: number) => void,
-): Promise<void> {
-  if (!quantized.queryRecords) throw new Error('graph build needs the docs\' query records (quantizeField withQueryRecords)');
+export async function buildSegmentGraph(spec: GraphBuildSpec, similarity: VectorSimilarityFunction, quantized: QuantizedField, onInserted: (n: number) => void): Promise<void> {
+  if (!quantized.queryRecords) throw new Error("graph build needs the docs' query records (quantizeField withQueryRecords)");
   const enc = quantized.settings.encoding;
   const k = await threadKernels();
   const codeBytes = enc.docCodeBytes(spec.dims);

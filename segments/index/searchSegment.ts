@@ -95,8 +95,14 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
     qq = seg.quantizer.quantize(target, q.centroid, planes, SINGLE_BIT_QUERY_NIBBLE, rotation);
     scorer = seg.scorer;
     scorer.query = {
-      planesPtr: seg.planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum,
-      dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+      planesPtr: seg.planesPtr,
+      lower: qq.lower,
+      upper: qq.upper,
+      additionalCorrection: qq.additionalCorrection,
+      componentSum: qq.componentSum,
+      dims: handle.dims,
+      similarity: handle.similarity,
+      centroidDP: q.centroidDP,
     };
   } else {
     // The query code (at most 4 x codeBytes: 4 planes of 2-bit docs' half code, or one byte per
@@ -108,8 +114,14 @@ export async function searchSegment(handle: SegmentHandle, target: Float32Array,
       enc,
       { kernels: seg.kernels, recordsPtr: seg.handle.resident!.records, count: q.count, codeBytes: q.codeBytes, recordBytes: q.recordBytes },
       {
-        codePtr: seg.planesPtr, lower: qq.lower, upper: qq.upper, additionalCorrection: qq.additionalCorrection, componentSum: qq.componentSum,
-        dims: handle.dims, similarity: handle.similarity, centroidDP: q.centroidDP,
+        codePtr: seg.planesPtr,
+        lower: qq.lower,
+        upper: qq.upper,
+        additionalCorrection: qq.additionalCorrection,
+        componentSum: qq.componentSum,
+        dims: handle.dims,
+        similarity: handle.similarity,
+        centroidDP: q.centroidDP,
       },
     );
   }
@@ -133,18 +145,15 @@ function searchCodes(seg: LoadedSegment, scorer: KernelGraphScorer, options: Seg
   const k = options.k;
   const ef = Math.max(k, options.ef);
   const wanted = options.strategy ?? 'auto';
-  const plan: SegmentSearchPlan = wanted === 'auto'
-    ? planSegmentSearch(scorer.maxOrd, ef, seg.graph !== null)
-    : { strategy: seg.graph ? wanted : 'exhaustive', visitLimit: Infinity };
+  const plan: SegmentSearchPlan =
+    wanted === 'auto' ? planSegmentSearch(scorer.maxOrd, ef, seg.graph !== null) : { strategy: seg.graph ? wanted : 'exhaustive', visitLimit: Infinity };
   const scan = (visitedBefore: number) => {
     const r = exactSearch(scorer, k, handle.liveOrds);
     return { result: { ...r, visited: r.visited + visitedBefore }, strategy: 'exhaustive' as const };
   };
   if (plan.strategy === 'exhaustive' || !seg.graph) return scan(0);
   const global = options.global ?? null;
-  const result = global || options.js
-    ? seg.graph.searchJs(scorer, k, options.ef, global, plan.visitLimit)
-    : seg.graph.search(scorer, k, options.ef, plan.visitLimit);
+  const result = global || options.js ? seg.graph.searchJs(scorer, k, options.ef, global, plan.visitLimit) : seg.graph.search(scorer, k, options.ef, plan.visitLimit);
   return result.earlyTerminated ? scan(result.visited) : { result, strategy: 'hnsw' };
 }
 
@@ -155,7 +164,12 @@ function searchCodes(seg: LoadedSegment, scorer: KernelGraphScorer, options: Seg
  * that reaches the plan's visit limit (the scan's cost) or returns fewer than k hits is replaced
  * by the scan, so a segment returns min(k, accepted) hits, never fewer because of the filter.
  */
-function searchFiltered(seg: LoadedSegment, scorer: KernelGraphScorer, options: SegmentSearchOptions, filter: SegmentFilter): { result: KnnSearchResult; strategy: SegmentStrategy; nearby?: number } {
+function searchFiltered(
+  seg: LoadedSegment,
+  scorer: KernelGraphScorer,
+  options: SegmentSearchOptions,
+  filter: SegmentFilter,
+): { result: KnnSearchResult; strategy: SegmentStrategy; nearby?: number } {
   const handle = seg.handle;
   const k = options.k;
   const ef = Math.max(k, options.ef);
@@ -165,9 +179,10 @@ function searchFiltered(seg: LoadedSegment, scorer: KernelGraphScorer, options: 
   // Where the filter's docs lie relative to the query prices the graph searches (a descent and
   // ~1,000 bit checks; not needed when the plan scans anyway).
   const nearby = wanted === 'auto' && seg.graph && filter.cardinality > ef ? seg.graph.nearbyAcceptance(scorer, bits) : filter.cardinality / scorer.maxOrd;
-  const plan: SegmentSearchPlan = wanted === 'auto'
-    ? planFilteredSearch(scorer.maxOrd, filter.cardinality, ef, seg.graph !== null, seg.graph?.graph.layout.stride ? (seg.graph.graph.layout.stride - 1) / 2 : 16, nearby)
-    : { strategy: seg.graph ? wanted : 'exhaustive', visitLimit: Infinity };
+  const plan: SegmentSearchPlan =
+    wanted === 'auto'
+      ? planFilteredSearch(scorer.maxOrd, filter.cardinality, ef, seg.graph !== null, seg.graph?.graph.layout.stride ? (seg.graph.graph.layout.stride - 1) / 2 : 16, nearby)
+      : { strategy: seg.graph ? wanted : 'exhaustive', visitLimit: Infinity };
   const scan = (visitedBefore: number) => {
     const r = exactSearch(scorer, k, bits);
     return { result: { ...r, visited: r.visited + visitedBefore }, strategy: 'exhaustive' as const, nearby };
@@ -175,9 +190,8 @@ function searchFiltered(seg: LoadedSegment, scorer: KernelGraphScorer, options: 
   if (plan.strategy === 'exhaustive' || !seg.graph) return scan(0);
   const graphFilter: GraphFilter = { bits, twoHop: plan.strategy === 'filtered-hnsw', seeds: plan.strategy === 'filtered-hnsw' ? sampleSeeds(bits, FILTER_SEEDS) : null };
   const global = options.global ?? null;
-  const result = global || options.js
-    ? seg.graph.searchJs(scorer, k, options.ef, global, plan.visitLimit, graphFilter)
-    : seg.graph.search(scorer, k, options.ef, plan.visitLimit, graphFilter);
+  const result =
+    global || options.js ? seg.graph.searchJs(scorer, k, options.ef, global, plan.visitLimit, graphFilter) : seg.graph.search(scorer, k, options.ef, plan.visitLimit, graphFilter);
   if (result.earlyTerminated || result.ords.length < Math.min(k, filter.cardinality)) return scan(result.visited);
   return { result, strategy: plan.strategy, nearby };
 }
@@ -234,4 +248,3 @@ export async function warmSegments(handles: readonly SegmentHandle[]): Promise<v
     await searchSegment(h, h.quantized!.centroid, { k: 10, ef: 100 });
   }
 }
-

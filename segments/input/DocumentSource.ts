@@ -124,9 +124,11 @@ async function* rawDocuments(path: string, format: DocumentFormat): AsyncGenerat
       if (format === 'bulk' && action === null) {
         if (!isAction(json)) throw new InputError(path, `expected a bulk action line ({"index": {...}} or {"create": {...}}), got ${describe(json)}`, { row, line: line.number });
         const [verb, meta] = Object.entries(json as Record<string, Record<string, unknown>>)[0]!;
-        if (verb !== 'index' && verb !== 'create') throw new InputError(path, `a build takes index and create actions only, got [${verb}] (updates and deletes apply to a running index)`, { row, line: line.number });
+        if (verb !== 'index' && verb !== 'create')
+          throw new InputError(path, `a build takes index and create actions only, got [${verb}] (updates and deletes apply to a running index)`, { row, line: line.number });
         const id = meta._id;
-        if (id !== undefined && id !== null && (typeof id !== 'string' || id === '') && typeof id !== 'number') throw new InputError(path, `_id must be a non-empty string, got ${describe(id)}`, { row, line: line.number });
+        if (id !== undefined && id !== null && (typeof id !== 'string' || id === '') && typeof id !== 'number')
+          throw new InputError(path, `_id must be a non-empty string, got ${describe(id)}`, { row, line: line.number });
         action = { line: line.number, id: id === undefined || id === null ? null : String(id) };
         continue;
       }
@@ -186,7 +188,13 @@ class Batcher {
 
   take(): DocumentBatch | null {
     if (this.rows === 0) return null;
-    const batch: DocumentBatch = { firstRow: this.firstRow, rows: this.rows, vectors: this.rows === this.maxRows ? this.vectors : this.vectors.slice(0, this.rows * this.dims), ids: this.ids, docs: this.docs };
+    const batch: DocumentBatch = {
+      firstRow: this.firstRow,
+      rows: this.rows,
+      vectors: this.rows === this.maxRows ? this.vectors : this.vectors.slice(0, this.rows * this.dims),
+      ids: this.ids,
+      docs: this.docs,
+    };
     this.firstRow += this.rows;
     this.rows = 0;
     this.vectors = new Float32Array(this.maxRows * this.dims);
@@ -230,11 +238,12 @@ class JsonDocumentSource implements DocumentSource {
     const spliceVector = !this.vectorField.includes('.');
     let row = 0;
     for await (const raw of rawDocuments(this.path, this.docFormat)) {
-      const id = raw.bulkId === undefined ? idOf(this.path, raw.json, row, raw.line) : raw.bulkId ?? generatedId();
+      const id = raw.bulkId === undefined ? idOf(this.path, raw.json, row, raw.line) : (raw.bulkId ?? generatedId());
       ids.check(id, row, raw.line);
       const parsed = index(this.path, this.parser, raw.json, row, raw.line);
       if (parsed.vector === null) throw new InputError(this.path, `missing "${this.vectorField}" (the vector field): every document needs one`, { row, line: raw.line });
-      if (parsed.vector.length !== this.dims) throw new InputError(this.path, `field [${this.vectorField}]: the vector has ${parsed.vector.length} dims, expected ${this.dims}`, { row, line: raw.line });
+      if (parsed.vector.length !== this.dims)
+        throw new InputError(this.path, `field [${this.vectorField}]: the vector has ${parsed.vector.length} dims, expected ${this.dims}`, { row, line: raw.line });
       const bytes = encoder.encode(raw.text);
       const source = spliceVector ? withoutTopLevelMember(bytes, this.vectorField) : bytes;
       const full = batcher.add(id, parsed.vector, { source, values: parsed.values });
@@ -285,7 +294,10 @@ class PairedDocumentSource implements DocumentSource {
         if (next.done) throw new InputError(this.fieldsPath, `has ${row} rows, the vectors (${this.vectors.path}) have more`);
         const raw = next.value;
         if (typeof raw.json === 'object' && raw.json !== null && !Array.isArray(raw.json) && this.vectorField in raw.json) {
-          throw new InputError(this.fieldsPath, `field [${this.vectorField}]: the vectors come from ${this.vectors.path}; the fields file must not hold them`, { row, line: raw.line });
+          throw new InputError(this.fieldsPath, `field [${this.vectorField}]: the vectors come from ${this.vectors.path}; the fields file must not hold them`, {
+            row,
+            line: raw.line,
+          });
         }
         const id = (raw.json as { id?: unknown } | null)?.id === undefined ? String(row) : idOf(this.fieldsPath, raw.json, row, raw.line);
         ids.check(id, row, raw.line);

@@ -69,11 +69,7 @@ class JsonlSource implements VectorSource {
         // Finite JSON numbers can still overflow float32 (e.g. 1e39).
         const bad = firstNonFinite(vectors, base, base + dims);
         if (bad >= 0) {
-          throw new InputError(
-            path,
-            `"vector" component ${bad - base} = ${vector[bad - base]} is ${describeNonFinite(vectors[bad])} as float32`,
-            { row, line: line.number },
-          );
+          throw new InputError(path, `"vector" component ${bad - base} = ${vector[bad - base]} is ${describeNonFinite(vectors[bad])} as float32`, { row, line: line.number });
         }
         ids.push(id);
         row++;

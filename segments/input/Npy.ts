@@ -112,7 +112,9 @@ function formatPy(v: PyValue): string {
   if (typeof v === 'number') return String(v);
   if (v instanceof PyTuple) return v.items.length === 1 ? `(${formatPy(v.items[0])},)` : `(${v.items.map(formatPy).join(', ')})`;
   if (Array.isArray(v)) return `[${v.map(formatPy).join(', ')}]`;
-  return `{${Object.entries(v).map(([k, x]) => `'${k}': ${formatPy(x)}`).join(', ')}}`;
+  return `{${Object.entries(v)
+    .map(([k, x]) => `'${k}': ${formatPy(x)}`)
+    .join(', ')}}`;
 }
 
 class PyLiteralParser {

@@ -42,18 +42,14 @@ export async function openNpy(path: string): Promise<VectorSource & { readonly c
   if (header.structured || !FLOAT32_DESCRS.has(descr)) {
     throw new InputError(
       path,
-      `unsupported dtype ${header.structured ? descr : `'${descr}'`} with shape ${shapeText}: expected '<f4' (little-endian float32); ` +
-        `convert with x.astype('<f4')`,
+      `unsupported dtype ${header.structured ? descr : `'${descr}'`} with shape ${shapeText}: expected '<f4' (little-endian float32); ` + `convert with x.astype('<f4')`,
     );
   }
   if (shape.length !== 2) {
     throw new InputError(path, `expected a 2-D array (rows, dims), got shape ${shapeText} with dtype '${descr}'`);
   }
   if (fortranOrder) {
-    throw new InputError(
-      path,
-      `Fortran (column-major) order is not supported (shape ${shapeText}, dtype '${descr}'); save a C-order array (np.ascontiguousarray)`,
-    );
+    throw new InputError(path, `Fortran (column-major) order is not supported (shape ${shapeText}, dtype '${descr}'); save a C-order array (np.ascontiguousarray)`);
   }
   const [count, dims] = shape;
   if (count === 0) throw new InputError(path, `empty array (shape ${shapeText}, no vectors)`);
@@ -62,11 +58,9 @@ export async function openNpy(path: string): Promise<VectorSource & { readonly c
   const expected = header.dataOffset + count * rowBytes;
   if (size < expected) {
     const have = size - header.dataOffset;
-    throw new InputError(
-      path,
-      `truncated: shape ${shapeText} needs ${expected} bytes, the file has ${size} (${have % rowBytes} bytes of this row)`,
-      { row: Math.floor(have / rowBytes) },
-    );
+    throw new InputError(path, `truncated: shape ${shapeText} needs ${expected} bytes, the file has ${size} (${have % rowBytes} bytes of this row)`, {
+      row: Math.floor(have / rowBytes),
+    });
   }
   if (size > expected) {
     throw new InputError(path, `${size - expected} unexpected bytes after the ${shapeText} array data`);

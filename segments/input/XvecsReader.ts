@@ -139,11 +139,7 @@ async function checkFirstRowLength(fh: FileHandle, path: string, size: number, d
   for (let values = 1; values < dims; values++) {
     const next = intAt(values + 1);
     if (next === dims || next === values) {
-      throw new InputError(
-        path,
-        `dimension header says ${dims} values but the row holds ${values} (the next row's header, ${next}, follows after ${values} values)`,
-        { row: 0 },
-      );
+      throw new InputError(path, `dimension header says ${dims} values but the row holds ${values} (the next row's header, ${next}, follows after ${values} values)`, { row: 0 });
     }
   }
 }

@@ -29,14 +29,7 @@ export async function openForRead(path: string): Promise<{ fh: FileHandle; size:
  * Reads up to `length` bytes at `position`, looping over short reads; returns the bytes read
  * (less than `length` only at end of file).
  */
-export async function readAt(
-  fh: FileHandle,
-  path: string,
-  target: Uint8Array,
-  offset: number,
-  length: number,
-  position: number,
-): Promise<number> {
+export async function readAt(fh: FileHandle, path: string, target: Uint8Array, offset: number, length: number, position: number): Promise<number> {
   let done = 0;
   while (done < length) {
     let n: number;

@@ -14,8 +14,15 @@ export function firstNonFinite(a: Float32Array | Float64Array, from = 0, to = a.
   const end8 = from + ((to - from) & ~7);
   for (; i < end8; i += 8) {
     const s =
-      (a[i] - a[i]) + (a[i + 1] - a[i + 1]) + (a[i + 2] - a[i + 2]) + (a[i + 3] - a[i + 3]) +
-      (a[i + 4] - a[i + 4]) + (a[i + 5] - a[i + 5]) + (a[i + 6] - a[i + 6]) + (a[i + 7] - a[i + 7]);
+      a[i] -
+      a[i] +
+      (a[i + 1] - a[i + 1]) +
+      (a[i + 2] - a[i + 2]) +
+      (a[i + 3] - a[i + 3]) +
+      (a[i + 4] - a[i + 4]) +
+      (a[i + 5] - a[i + 5]) +
+      (a[i + 6] - a[i + 6]) +
+      (a[i + 7] - a[i + 7]);
     if (s !== 0) {
       for (let j = i; j < i + 8; j++) if (a[j] - a[j] !== 0) return j;
     }
@@ -56,9 +63,7 @@ export function firstZeroRow(vectors: Float32Array, dims: number, rows = vectors
 export function assertNoZeroRows(path: string, vectors: Float32Array, dims: number, rows: number, firstRow: number): void {
   const r = firstZeroRow(vectors, dims, rows);
   if (r < 0) return;
-  throw new InputError(
-    path,
-    'vector is all zeros; cosine similarity is undefined for a zero vector (remove the row, or build with --similarity dot_product or l2_norm)',
-    { row: firstRow + r },
-  );
+  throw new InputError(path, 'vector is all zeros; cosine similarity is undefined for a zero vector (remove the row, or build with --similarity dot_product or l2_norm)', {
+    row: firstRow + r,
+  });
 }

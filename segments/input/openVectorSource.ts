@@ -69,10 +69,7 @@ export function batchIds(batch: VectorBatch): string[] {
 }
 
 /** Reads a whole (small) vector file into one array. For tests and tools, not for big data. */
-export async function readAllVectors(
-  path: string,
-  options: OpenVectorSourceOptions = {},
-): Promise<{ dims: number; count: number; vectors: Float32Array; ids?: string[] }> {
+export async function readAllVectors(path: string, options: OpenVectorSourceOptions = {}): Promise<{ dims: number; count: number; vectors: Float32Array; ids?: string[] }> {
   const source = await openVectorSource(path, options);
   const parts: Float32Array[] = [];
   const ids: string[] = [];

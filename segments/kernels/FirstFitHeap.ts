@@ -118,7 +118,8 @@ export class FirstFitHeap {
   private fit(size: number, align: number): number {
     const { starts, ends } = this;
     for (let i = 0; i < starts.length; i++) {
-      const s = starts[i], e = ends[i];
+      const s = starts[i],
+        e = ends[i];
       const ptr = roundUp(s, align);
       if (ptr + size > e) continue;
       const tail = ptr + size;
@@ -143,7 +144,8 @@ export class FirstFitHeap {
   private release(s: number, e: number): void {
     const { starts, ends } = this;
     // First free block starting after s.
-    let lo = 0, hi = starts.length;
+    let lo = 0,
+      hi = starts.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (starts[mid] < s) lo = mid + 1;

@@ -29,8 +29,13 @@ for (let i = 1; i < 256; i++) POPCOUNT[i] = (i & 1) + POPCOUNT[i >> 1];
 
 /** Σ_{p=0..3} popcount(plane_p AND doc) << p; plane p at q[qOff + p * codeBytes ..], doc at d[dOff ..]. */
 export function int4BitDotProduct(q: Uint8Array, qOff: number, d: Uint8Array, dOff: number, codeBytes: number): number {
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  const q1 = qOff + codeBytes, q2 = q1 + codeBytes, q3 = q2 + codeBytes;
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0;
+  const q1 = qOff + codeBytes,
+    q2 = q1 + codeBytes,
+    q3 = q2 + codeBytes;
   for (let i = 0; i < codeBytes; i++) {
     const x = d[dOff + i];
     s0 += POPCOUNT[q[qOff + i] & x];
@@ -46,10 +51,7 @@ export function int4BitDotProduct(q: Uint8Array, qOff: number, d: Uint8Array, dO
  * l_x = u_x − a_x, l_y = (u_y − a_y)·(1/15f), s = a_x·a_y·D + a_y·l_x·x₁ + a_x·l_y·y₁ + l_x·l_y·qc,
  * each product associating left and the four summed left to right, integers converted to float.
  */
-export function osqCenteredDot(
-  q: OsqQueryCorrections, qc: number, ax: number, ux: number, x1: number,
-  docScale = 1, queryScale = QUERY_SCALE_4BIT,
-): number {
+export function osqCenteredDot(q: OsqQueryCorrections, qc: number, ax: number, ux: number, x1: number, docScale = 1, queryScale = QUERY_SCALE_4BIT): number {
   const ay = f(q.lower);
   const ly = f(f(f(q.upper) - ay) * queryScale);
   ax = f(ax);
@@ -95,19 +97,13 @@ function viewOf(a: Uint8Array): DataView {
 }
 
 /** Scores records ords[0..n) (recordSize bytes each, back to back in `records`) into out[outOff ..]. */
-export function scoreOsqOrds(
-  q: JsOsqQuery, records: Uint8Array, recordSize: number, codeBytes: number,
-  ords: ArrayLike<number>, n: number, out: Float32Array, outOff = 0,
-): void {
+export function scoreOsqOrds(q: JsOsqQuery, records: Uint8Array, recordSize: number, codeBytes: number, ords: ArrayLike<number>, n: number, out: Float32Array, outOff = 0): void {
   const view = viewOf(records);
   for (let k = 0; k < n; k++) out[outOff + k] = osqScoreRecord(q, records, view, ords[k] * recordSize, codeBytes);
 }
 
 /** Scores records startOrd .. startOrd + n − 1 into out[outOff ..]. */
-export function scoreOsqRange(
-  q: JsOsqQuery, records: Uint8Array, recordSize: number, codeBytes: number,
-  startOrd: number, n: number, out: Float32Array, outOff = 0,
-): void {
+export function scoreOsqRange(q: JsOsqQuery, records: Uint8Array, recordSize: number, codeBytes: number, startOrd: number, n: number, out: Float32Array, outOff = 0): void {
   const view = viewOf(records);
   for (let k = 0; k < n; k++) out[outOff + k] = osqScoreRecord(q, records, view, (startOrd + k) * recordSize, codeBytes);
 }

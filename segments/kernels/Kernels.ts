@@ -24,15 +24,44 @@ export interface EncodedKernelQuery extends OsqQueryCorrections {
 interface KernelExports {
   int4BitDotProduct(q: number, d: number, codeBytes: number): number;
   osqScore(
-    planes: number, codeBytes: number, pad: number,
-    records: number, recordSize: number, ords: number, start: number, n: number, out: number,
-    ay: number, uy: number, y1: number, corrY: number, dims: number, sim: number, centroidDP: number,
+    planes: number,
+    codeBytes: number,
+    pad: number,
+    records: number,
+    recordSize: number,
+    ords: number,
+    start: number,
+    n: number,
+    out: number,
+    ay: number,
+    uy: number,
+    y1: number,
+    corrY: number,
+    dims: number,
+    sim: number,
+    centroidDP: number,
   ): void;
   hnswSearchL0(ctx: number): number;
   osqScoreEncoded(
-    query: number, docBits: number, codeBytes: number, planeBytes: number, pad: number,
-    records: number, recordSize: number, ords: number, start: number, n: number, out: number,
-    ay: number, ly: number, lxScale: number, df: number, y1f: number, corrY: number, sim: number, centroidDP: number,
+    query: number,
+    docBits: number,
+    codeBytes: number,
+    planeBytes: number,
+    pad: number,
+    records: number,
+    recordSize: number,
+    ords: number,
+    start: number,
+    n: number,
+    out: number,
+    ay: number,
+    ly: number,
+    lxScale: number,
+    df: number,
+    y1f: number,
+    corrY: number,
+    sim: number,
+    centroidDP: number,
   ): void;
   osqLossAndGrid(vec: number, dim: number, a: number, b: number, points: number, norm2: number, lambda: number, grid: number): number;
   osqNormalize(vec: number, dim: number): number;
@@ -312,18 +341,28 @@ export class Kernels {
     this.score(q, recordsPtr, recordSize, codeBytes, 0, startOrd, n, outPtr);
   }
 
-  private score(
-    q: OsqQuery, recordsPtr: number, recordSize: number, codeBytes: number,
-    ordsPtr: number, startOrd: number, n: number, outPtr: number,
-  ): void {
+  private score(q: OsqQuery, recordsPtr: number, recordSize: number, codeBytes: number, ordsPtr: number, startOrd: number, n: number, outPtr: number): void {
     Kernels.checkOsqRecords(recordSize, codeBytes);
     Kernels.checkOsqQuery(q, codeBytes);
     if (n <= 0) return;
     this.reserveOsqScratch(codeBytes);
     this.x.osqScore(
-      q.planesPtr, codeBytes, this.padPtr,
-      recordsPtr, recordSize, ordsPtr, startOrd, n, outPtr,
-      q.lower, q.upper, q.componentSum, q.additionalCorrection, q.dims, q.similarity, q.centroidDP,
+      q.planesPtr,
+      codeBytes,
+      this.padPtr,
+      recordsPtr,
+      recordSize,
+      ordsPtr,
+      startOrd,
+      n,
+      outPtr,
+      q.lower,
+      q.upper,
+      q.componentSum,
+      q.additionalCorrection,
+      q.dims,
+      q.similarity,
+      q.centroidDP,
     );
   }
 
@@ -336,8 +375,16 @@ export class Kernels {
    * byte per component otherwise). Float32 exact, as the 1-bit kernel.
    */
   scoreEncoded(
-    q: EncodedKernelQuery, docBits: 2 | 4 | 7 | 8, dims: number, codeBytes: number,
-    recordsPtr: number, recordSize: number, ordsPtr: number, startOrd: number, n: number, outPtr: number,
+    q: EncodedKernelQuery,
+    docBits: 2 | 4 | 7 | 8,
+    dims: number,
+    codeBytes: number,
+    recordsPtr: number,
+    recordSize: number,
+    ordsPtr: number,
+    startOrd: number,
+    n: number,
+    outPtr: number,
   ): void {
     if (recordSize < codeBytes + 16) throw new RangeError(`records of ${codeBytes} code bytes need at least ${codeBytes + 16} bytes, got ${recordSize}`);
     if (n <= 0) return;
@@ -347,9 +394,25 @@ export class Kernels {
     const queryScale = f(1 / ((1 << (docBits === 2 ? 4 : docBits)) - 1));
     const ly = f(f(f(q.upper) - f(q.lower)) * queryScale);
     this.x.osqScoreEncoded(
-      q.codePtr, docBits, codeBytes, planeBytes, this.padPtr,
-      recordsPtr, recordSize, ordsPtr, startOrd, n, outPtr,
-      q.lower, ly, f(1 / ((1 << docBits) - 1)), q.dims, q.componentSum, q.additionalCorrection, q.similarity, q.centroidDP,
+      q.codePtr,
+      docBits,
+      codeBytes,
+      planeBytes,
+      this.padPtr,
+      recordsPtr,
+      recordSize,
+      ordsPtr,
+      startOrd,
+      n,
+      outPtr,
+      q.lower,
+      ly,
+      f(1 / ((1 << docBits) - 1)),
+      q.dims,
+      q.componentSum,
+      q.additionalCorrection,
+      q.similarity,
+      q.centroidDP,
     );
   }
 
@@ -371,7 +434,7 @@ export class Kernels {
   osqLossAndGrid(vector: Float32Array, a: number, b: number, points: number, norm2: number, lambda: number, gridPtr: number): number {
     const own = vector.buffer as ArrayBuffer;
     if (own !== this.memory.buffer && !(this.attached && this.ownBuffers.has(own))) {
-      throw new RangeError('osqLossAndGrid: the vector must be a view of this instance\'s memory');
+      throw new RangeError("osqLossAndGrid: the vector must be a view of this instance's memory");
     }
     return this.x.osqLossAndGrid(vector.byteOffset, vector.length, a, b, points, norm2, lambda, gridPtr);
   }

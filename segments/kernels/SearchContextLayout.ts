@@ -14,10 +14,10 @@ const FIELDS = [
   ['planes', 'p', 'the query code: 4 bit planes of codeBytes (1-bit docs) or of ceil(dims / 8) bytes (2-bit docs), else one byte per component'],
   ['codeBytes', 'i', 'bytes of one doc code'],
   ['docBits', 'i', 'doc bits per component: 1, 2, 4, 7 or 8 (ScalarEncodingInfo.docBits)'],
-  ['queryScale', 'f', 'the query code\'s step: 1f / (2^queryBits - 1), 1f/15f for 1- and 2-bit docs'],
-  ['lxScale', 'f', 'the doc code\'s step: 1f / (2^docBits - 1) (unused for 1-bit docs, whose step is 1)'],
+  ['queryScale', 'f', "the query code's step: 1f / (2^queryBits - 1), 1f/15f for 1- and 2-bit docs"],
+  ['lxScale', 'f', "the doc code's step: 1f / (2^docBits - 1) (unused for 1-bit docs, whose step is 1)"],
   ['pad', 'p', 'scratch for the zero-padded planes, 4 x round16(codeBytes) bytes'],
-  ['records', 'p', 'the segment\'s records (doc code + 16 bytes of corrections)'],
+  ['records', 'p', "the segment's records (doc code + 16 bytes of corrections)"],
   ['recordSize', 'i', 'bytes per record (codeBytes + 16)'],
   ['ay', 'f', 'query lower interval'],
   ['uy', 'f', 'query upper interval'],
@@ -30,7 +30,7 @@ const FIELDS = [
   ['adj', 'p', 'level-0 lists, node * stride ints each: [count, neighbour ords...]'],
   ['stride', 'i', 'ints per level-0 list (2M + 1)'],
   ['visited', 'p', 'i32 visit stamps, one per node'],
-  ['gen', 'i', 'this search\'s stamp'],
+  ['gen', 'i', "this search's stamp"],
   ['live', 'p', 'bitset of accepted ords (bit o = word o >> 5, bit o & 31); 0 = all'],
   ['twoHop', 'i', '1: filtered traversal (only accepted ords are scored; a rejected neighbour is crossed to its accepted neighbours); 0: accepted ords filter the results only'],
   ['seeds', 'p', 'extra level-0 entry points (ords), searched after `entry`'],
@@ -61,9 +61,11 @@ export const SEARCH_CONTEXT: Readonly<Record<SearchContextField, number>> & { re
 })();
 
 /** The fields in layout order with their kinds, for documentation and tests. */
-export const SEARCH_CONTEXT_FIELDS: readonly { readonly name: SearchContextField; readonly kind: 'f' | 'i' | 'p'; readonly doc: string }[] = FIELDS.map(
-  ([name, kind, doc]) => ({ name, kind, doc }),
-);
+export const SEARCH_CONTEXT_FIELDS: readonly { readonly name: SearchContextField; readonly kind: 'f' | 'i' | 'p'; readonly doc: string }[] = FIELDS.map(([name, kind, doc]) => ({
+  name,
+  kind,
+  doc,
+}));
 
 const PLACEHOLDER = /\{\{ctx\.([A-Za-z0-9_]+)\}\}/g;
 

@@ -65,15 +65,7 @@ export class IndexedDISI {
    * Reads `length` bytes at `offset` of `slice` (blocks + jump table, i.e. the meta's
    * docsWithFieldOffset / docsWithFieldLength) and decodes them.
    */
-  static read(
-    slice: FileSlice,
-    offset: number,
-    length: number,
-    jumpTableEntryCount: number,
-    denseRankPower: number,
-    cost: number,
-    maxDoc?: number,
-  ): IndexedDISI {
+  static read(slice: FileSlice, offset: number, length: number, jumpTableEntryCount: number, denseRankPower: number, cost: number, maxDoc?: number): IndexedDISI {
     const bytes = readSliceBytes(slice, offset, length);
     return IndexedDISI.decode(bytes, `${slice.name} (IndexedDISI at ${offset})`, jumpTableEntryCount, denseRankPower, cost, maxDoc);
   }

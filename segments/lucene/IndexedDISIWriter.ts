@@ -18,12 +18,7 @@ export interface WrittenDISI {
  *
  * `docs` holds the first `count` docs of the set, strictly increasing.
  */
-export function writeIndexedDISI(
-  docs: ArrayLike<number>,
-  count: number,
-  out: DataOutput,
-  denseRankPower: number = DISI_DEFAULT_DENSE_RANK_POWER,
-): WrittenDISI {
+export function writeIndexedDISI(docs: ArrayLike<number>, count: number, out: DataOutput, denseRankPower: number = DISI_DEFAULT_DENSE_RANK_POWER): WrittenDISI {
   if (denseRankPower !== -1 && (denseRankPower < 7 || denseRankPower > 15)) {
     throw new RangeError(`denseRankPower must be 7-15 or -1, got ${denseRankPower}`);
   }

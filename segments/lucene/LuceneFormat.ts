@@ -63,10 +63,7 @@ export function codecTraits(name: string, resource: string, extraCodecs: readonl
       minor = Number(digits.slice(2));
     }
     if ((major === 9 && minor >= 9) || major === 10) return { name, major, minor };
-    throw new IndexFormatTooNewOrOldException(
-      resource,
-      `segment codec ${name} (Lucene ${major}.${minor}) is not supported: only Lucene99 (9.9) .. Lucene10x codecs are`,
-    );
+    throw new IndexFormatTooNewOrOldException(resource, `segment codec ${name} (Lucene ${major}.${minor}) is not supported: only Lucene99 (9.9) .. Lucene10x codecs are`);
   }
   throw new IndexFormatTooNewOrOldException(resource, `unknown segment codec ${name}: only Lucene99 (9.9) .. Lucene10x codecs are supported`);
 }

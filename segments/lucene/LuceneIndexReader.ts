@@ -93,7 +93,8 @@ export class LuceneIndexReader implements IndexReader {
     };
     if (!(Number.isInteger(params.flatThreshold) && params.flatThreshold >= 0)) throw new RangeError(`flatThreshold must be a non-negative integer, got ${params.flatThreshold}`);
     if (!(Number.isInteger(params.m) && params.m >= 2 && params.m <= 512)) throw new RangeError(`m must be an integer in [2, 512], got ${params.m}`);
-    if (!(Number.isInteger(params.beamWidth) && params.beamWidth >= 1 && params.beamWidth <= 3200)) throw new RangeError(`beamWidth must be an integer in [1, 3200], got ${params.beamWidth}`);
+    if (!(Number.isInteger(params.beamWidth) && params.beamWidth >= 1 && params.beamWidth <= 3200))
+      throw new RangeError(`beamWidth must be an integer in [1, 3200], got ${params.beamWidth}`);
 
     // Open every segment's raw vectors first (cheap, and every error surfaces before any build).
     const flats = view.segments.map((e) => {
@@ -290,17 +291,25 @@ class LuceneSegmentReader implements SegmentReader {
               rotationSeed: q.rotationSeed,
             }
           : null,
-      graph: sidecar?.graph
-        ? { vem: sidecar.graph.vem, vex: sidecar.graph.vex, segmentId: sidecar.id, suffix: sidecar.suffix, fieldNumber: flat!.field.fieldNumber }
-        : luceneGraph,
+      graph: sidecar?.graph ? { vem: sidecar.graph.vem, vex: sidecar.graph.vex, segmentId: sidecar.id, suffix: sidecar.suffix, fieldNumber: flat!.field.fieldNumber } : luceneGraph,
       liveOrds,
       resident: null,
     };
-    return new LuceneSegmentReader(index, seg, handle, numVectors, flat, sidecar, {
-      vectors: flat ? flat.entry.vectorDataLength : 0,
-      codes: q ? q.vectorDataLength : 0,
-      graph: sidecar?.graph ? sidecar.graph.vex.length : luceneGraph ? luceneGraph.vex.length : 0,
-    }, documents, liveDocBits(seg, softDeleted));
+    return new LuceneSegmentReader(
+      index,
+      seg,
+      handle,
+      numVectors,
+      flat,
+      sidecar,
+      {
+        vectors: flat ? flat.entry.vectorDataLength : 0,
+        codes: q ? q.vectorDataLength : 0,
+        graph: sidecar?.graph ? sidecar.graph.vex.length : luceneGraph ? luceneGraph.vex.length : 0,
+      },
+      documents,
+      liveDocBits(seg, softDeleted),
+    );
   }
 
   get name(): string {
@@ -327,4 +336,3 @@ function openLuceneDocuments(index: LuceneIndex, seg: LuceneSegment): SegmentDoc
   if (!seg.directory.exists(`${seg.name}.fdt`)) return null;
   return SegmentDocuments.openLucene(index.directory, seg);
 }
-

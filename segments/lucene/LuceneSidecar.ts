@@ -344,7 +344,10 @@ export function openSidecarSegment(dir: string, source: SidecarSource, params: S
   writeManifestBody(expected, source, hasGraph, params);
   const body = manifest.readBytes(manifest.remaining);
   if (!bytesEqual(body, expected.toBytes())) {
-    throw new CorruptIndexException(`sidecar manifest does not describe segment ${source.segmentName} (id ${idToString(source.segmentId)}) field ${source.fieldName} as it is now`, manifestSlice.name);
+    throw new CorruptIndexException(
+      `sidecar manifest does not describe segment ${source.segmentName} (id ${idToString(source.segmentId)}) field ${source.fieldName} as it is now`,
+      manifestSlice.name,
+    );
   }
   const checksum = checksumEntireFile(manifestSlice);
 
@@ -354,7 +357,10 @@ export function openSidecarSegment(dir: string, source: SidecarSource, params: S
   const entry = quantized.fields.get(source.fieldNumber);
   if (!entry || quantized.fields.size !== 1) throw new CorruptIndexException(`expected exactly field ${source.fieldNumber}`, vemq.name);
   if (entry.count !== source.size || entry.dims !== source.dims || entry.similarity.ordinal !== source.similarity) {
-    throw new CorruptIndexException(`holds ${entry.count} ${entry.dims}d codes (similarity ${entry.similarity.ordinal}), the segment has ${source.size} ${source.dims}d vectors`, vemq.name);
+    throw new CorruptIndexException(
+      `holds ${entry.count} ${entry.dims}d codes (similarity ${entry.similarity.ordinal}), the segment has ${source.size} ${source.dims}d vectors`,
+      vemq.name,
+    );
   }
   checksumEntireFile(veq);
   let graph: SidecarSegment['graph'] = null;

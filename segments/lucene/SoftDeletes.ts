@@ -30,4 +30,3 @@ export function liveDocBits(seg: Pick<LuceneSegment, 'liveDocs' | 'maxDoc'>, sof
   }
   return bits;
 }
-

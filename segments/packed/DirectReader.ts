@@ -98,14 +98,7 @@ export function readPackedBigIntAt(bytes: Uint8Array, p: number, shift: number, 
  * out[outOffset..]: one tight loop per width (the bulk path of doc-values columns). Values wider
  * than 2^53 come out rounded: callers check the encoding's bounds first, or use decodePackedBigInt.
  */
-export function decodePacked(
-  bytes: Uint8Array,
-  p: number,
-  bpv: number,
-  count: number,
-  out: Float64Array | Int32Array | Uint32Array,
-  outOffset: number,
-): void {
+export function decodePacked(bytes: Uint8Array, p: number, bpv: number, count: number, out: Float64Array | Int32Array | Uint32Array, outOffset: number): void {
   let o = outOffset;
   const end = outOffset + count;
   switch (bpv) {

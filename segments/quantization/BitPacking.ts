@@ -35,7 +35,10 @@ export function packAsBinary(codes: Uint8Array, packed: Uint8Array, packedOffset
 export function transposeHalfByte(codes: Uint8Array, out: Uint8Array, length = codes.length): void {
   const planeBytes = out.length >> 2;
   for (let i = 0, index = 0; i < length; index++) {
-    let p0 = 0, p1 = 0, p2 = 0, p3 = 0;
+    let p0 = 0,
+      p1 = 0,
+      p2 = 0,
+      p3 = 0;
     for (let j = 7; j >= 0 && i < length; j--, i++) {
       const q = codes[i];
       p0 |= (q & 1) << j;

@@ -142,8 +142,13 @@ export class OptimizedScalarQuantizer {
       t[3 * TABLE + k] = 1 - sk;
       t[4 * TABLE + k] = sk;
     }
-    let xe = 0, e = 0;
-    let daa = 0, dab = 0, dbb = 0, dax = 0, dbx = 0;
+    let xe = 0,
+      e = 0;
+    let daa = 0,
+      dab = 0,
+      dbb = 0,
+      dax = 0,
+      dbx = 0;
     for (let i = 0; i < vector.length; i++) {
       const xi = vector[i];
       // Lucene's clamp, min(max(x, a), b), as two ternaries (much faster here); also right when a > b.
@@ -176,9 +181,7 @@ export class OptimizedScalarQuantizer {
   private readonly nextGrid = new Float64Array(5);
 
   private lossOf(vector: Float32Array, a: number, b: number, points: number, norm2: number, grid: Float64Array): number {
-    return this.pass !== null
-      ? this.pass.lossAndGrid(vector, a, b, points, norm2, this.lambda, grid)
-      : this.lossAndGrid(vector, a, b, points, norm2, grid);
+    return this.pass !== null ? this.pass.lossAndGrid(vector, a, b, points, norm2, this.lambda, grid) : this.lossAndGrid(vector, a, b, points, norm2, grid);
   }
 
   private optimizeIntervals(interval: Float32Array, vector: Float32Array, norm2: number, points: number): void {
@@ -190,7 +193,11 @@ export class OptimizedScalarQuantizer {
     if (!Number.isFinite(scale)) return; // the vector equals the centroid: keep the initial interval
     const candidate = this.candidate;
     for (let iter = 0; iter < this.iters; iter++) {
-      const daa = grid[0], dab = grid[1], dbb = grid[2], dax = grid[3], dbx = grid[4];
+      const daa = grid[0],
+        dab = grid[1],
+        dbb = grid[2],
+        dax = grid[3],
+        dbx = grid[4];
       const m0 = scale * dax * dax + lambda * daa;
       const m1 = scale * dax * dbx + lambda * dab;
       const m2 = scale * dbx * dbx + lambda * dbb;

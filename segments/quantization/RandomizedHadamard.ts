@@ -70,7 +70,7 @@ export class RandomizedHadamard {
     for (let i = 0; i < d; i++) this.lastSrc[i] = w[i] = src[i];
     const scale = 1 / Math.sqrt(p);
     for (let r = 0; r < HADAMARD_ROUNDS; r++) {
-      const head = (2 * r) * d;
+      const head = 2 * r * d;
       for (let i = 0; i < d; i++) w[i] *= this.signs[head + i];
       fwht(w, 0, p, scale);
       if (d > p) {
@@ -100,8 +100,14 @@ function fwht(w: Float64Array, from: number, n: number, scale: number): void {
   for (; 4 * h <= n; h *= 4) {
     for (let i = from; i < end; i += 4 * h) {
       for (let j = i; j < i + h; j++) {
-        const a = w[j], b = w[j + h], c = w[j + 2 * h], d = w[j + 3 * h];
-        const s0 = a + b, d0 = a - b, s1 = c + d, d1 = c - d;
+        const a = w[j],
+          b = w[j + h],
+          c = w[j + 2 * h],
+          d = w[j + 3 * h];
+        const s0 = a + b,
+          d0 = a - b,
+          s1 = c + d,
+          d1 = c - d;
         w[j] = s0 + s1;
         w[j + h] = d0 + d1;
         w[j + 2 * h] = s0 - s1;

@@ -23,7 +23,9 @@ export function unbiasedInterval(centred: Float32Array, codes: Uint8Array, bits:
   const a = r.lowerInterval;
   // The grid step as the estimator forms it: (u − a) · 1f / (2^bits − 1), in float32.
   const step = f(f(r.upperInterval - a) * f(1 / ((1 << bits) - 1)));
-  let xx = 0, sumX = 0, codeX = 0;
+  let xx = 0,
+    sumX = 0,
+    codeX = 0;
   for (let i = 0; i < centred.length; i++) {
     const x = centred[i];
     xx += x * x;

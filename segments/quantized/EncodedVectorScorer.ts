@@ -235,8 +235,14 @@ export class EncodedQuantizedScorerSupplier implements RandomVectorScorerSupplie
 class OrdinalEncodedScorer extends EncodedQuantizedScorer implements UpdateableRandomVectorScorer {
   constructor(private readonly supplier: EncodedQuantizedScorerSupplier) {
     super(supplier.encoding, supplier.records, {
-      codePtr: 0, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0,
-      dims: supplier.dims, similarity: supplier.similarity, centroidDP: supplier.centroidDP,
+      codePtr: 0,
+      lower: 0,
+      upper: 0,
+      additionalCorrection: 0,
+      componentSum: 0,
+      dims: supplier.dims,
+      similarity: supplier.similarity,
+      centroidDP: supplier.centroidDP,
     });
   }
 

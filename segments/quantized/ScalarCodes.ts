@@ -14,7 +14,8 @@ import type { ScalarEncodingInfo } from './ScalarEncodings.js';
 export function transposeDibit(codes: Uint8Array, out: Uint8Array, off: number, length: number): void {
   const planeBytes = length >> 3;
   for (let i = 0, index = 0; i < length; index++) {
-    let lo = 0, hi = 0;
+    let lo = 0,
+      hi = 0;
     for (let j = 7; j >= 0; j--, i++) {
       const q = codes[i];
       lo |= (q & 1) << j;
@@ -38,10 +39,17 @@ export function packNibbles(codes: Uint8Array, out: Uint8Array, off: number, len
 export function packDocCode(enc: ScalarEncodingInfo, dims: number, codes: Uint8Array, out: Uint8Array, off: number): void {
   const length = enc.discreteDims(dims);
   switch (enc.docBits) {
-    case 1: packAsBinary(codes, out, off, length); return;
-    case 2: transposeDibit(codes, out, off, length); return;
-    case 4: packNibbles(codes, out, off, length); return;
-    default: out.set(codes.subarray(0, length), off);
+    case 1:
+      packAsBinary(codes, out, off, length);
+      return;
+    case 2:
+      transposeDibit(codes, out, off, length);
+      return;
+    case 4:
+      packNibbles(codes, out, off, length);
+      return;
+    default:
+      out.set(codes.subarray(0, length), off);
   }
 }
 
@@ -68,7 +76,8 @@ export function codeDot(enc: ScalarEncodingInfo, dims: number, q: Uint8Array, qO
     for (let r = 0; r < enc.docBits; r++) {
       for (let p = 0; p < 4; p++) {
         let c = 0;
-        const qp = qOff + p * planeBytes, dp = dOff + r * planeBytes;
+        const qp = qOff + p * planeBytes,
+          dp = dOff + r * planeBytes;
         for (let i = 0; i < planeBytes; i++) c += POPCOUNT[q[qp + i] & d[dp + i]];
         sum += c << (p + r);
       }

@@ -29,35 +29,50 @@ export interface ScalarEncodingInfo {
 const bitPlanes = (dims: number) => discretize(dims, 8) >> 3;
 
 export const SINGLE_BIT_QUERY_NIBBLE: ScalarEncodingInfo = {
-  name: 'SINGLE_BIT_QUERY_NIBBLE', wire: 3, docBits: 1, queryBits: 4,
+  name: 'SINGLE_BIT_QUERY_NIBBLE',
+  wire: 3,
+  docBits: 1,
+  queryBits: 4,
   discreteDims: (d) => discretize(d, 8),
   docCodeBytes: (d) => bitPlanes(d),
   queryCodeBytes: (d) => 4 * bitPlanes(d),
 };
 
 export const DIBIT_QUERY_NIBBLE: ScalarEncodingInfo = {
-  name: 'DIBIT_QUERY_NIBBLE', wire: 4, docBits: 2, queryBits: 4,
+  name: 'DIBIT_QUERY_NIBBLE',
+  wire: 4,
+  docBits: 2,
+  queryBits: 4,
   discreteDims: (d) => discretize(d, 8),
   docCodeBytes: (d) => 2 * bitPlanes(d),
   queryCodeBytes: (d) => 4 * bitPlanes(d),
 };
 
 export const PACKED_NIBBLE: ScalarEncodingInfo = {
-  name: 'PACKED_NIBBLE', wire: 1, docBits: 4, queryBits: 4,
+  name: 'PACKED_NIBBLE',
+  wire: 1,
+  docBits: 4,
+  queryBits: 4,
   discreteDims: (d) => discretize(d, 2),
   docCodeBytes: (d) => discretize(d, 2) >> 1,
   queryCodeBytes: (d) => discretize(d, 2),
 };
 
 export const SEVEN_BIT: ScalarEncodingInfo = {
-  name: 'SEVEN_BIT', wire: 2, docBits: 7, queryBits: 7,
+  name: 'SEVEN_BIT',
+  wire: 2,
+  docBits: 7,
+  queryBits: 7,
   discreteDims: (d) => d,
   docCodeBytes: (d) => d,
   queryCodeBytes: (d) => d,
 };
 
 export const UNSIGNED_BYTE: ScalarEncodingInfo = {
-  name: 'UNSIGNED_BYTE', wire: 0, docBits: 8, queryBits: 8,
+  name: 'UNSIGNED_BYTE',
+  wire: 0,
+  docBits: 8,
+  queryBits: 8,
   discreteDims: (d) => d,
   docCodeBytes: (d) => d,
   queryCodeBytes: (d) => d,

@@ -234,11 +234,7 @@ export function quantizeField(
   return { settings, centroid, centroidDP, records, queryRecords };
 }
 
-function writeCorrections(
-  view: DataView,
-  offset: number,
-  r: { lowerInterval: number; upperInterval: number; additionalCorrection: number; quantizedComponentSum: number },
-): void {
+function writeCorrections(view: DataView, offset: number, r: { lowerInterval: number; upperInterval: number; additionalCorrection: number; quantizedComponentSum: number }): void {
   view.setFloat32(offset, r.lowerInterval, true);
   view.setFloat32(offset + 4, r.upperInterval, true);
   view.setFloat32(offset + 8, r.additionalCorrection, true);

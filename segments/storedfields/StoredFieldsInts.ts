@@ -31,7 +31,7 @@ export function writeStoredFieldsInts(values: Int32Array, count: number, out: Da
   }
   let max = 0;
   for (let i = 0; i < count; i++) max |= values[i];
-  const bpv = (max >>> 0) <= 0xff ? 8 : (max >>> 0) <= 0xffff ? 16 : 32;
+  const bpv = max >>> 0 <= 0xff ? 8 : max >>> 0 <= 0xffff ? 16 : 32;
   out.writeByte(bpv);
   const perWord = 64 / bpv;
   const words = BLOCK_SIZE / perWord;

@@ -305,7 +305,10 @@ export class StoredFieldsReader {
     const token = input.readVInt();
     const n = token >>> 2;
     if (docBase !== expectedBase || n !== expectedDocs || n === 0) {
-      throw new CorruptIndexException(`chunk ${chunk} at ${start}: docBase=${docBase}, chunkDocs=${n}, but the index says docBase=${expectedBase}, chunkDocs=${expectedDocs}`, name);
+      throw new CorruptIndexException(
+        `chunk ${chunk} at ${start}: docBase=${docBase}, chunkDocs=${n}, but the index says docBase=${expectedBase}, chunkDocs=${expectedDocs}`,
+        name,
+      );
     }
     if (this.numStoredFields.length < n) {
       this.numStoredFields = new Int32Array(n);

@@ -13,7 +13,10 @@ export function dotProduct(a: Float32Array, aOff: number, b: Float32Array, bOff:
   let i = 0;
   let res = 0;
   if (dim > 32) {
-    let acc1 = 0, acc2 = 0, acc3 = 0, acc4 = 0;
+    let acc1 = 0,
+      acc2 = 0,
+      acc3 = 0,
+      acc4 = 0;
     const upper = dim & ~3;
     for (; i < upper; i += 4) {
       acc1 = f(acc1 + f(a[aOff + i] * b[bOff + i]));
@@ -31,7 +34,10 @@ export function squareDistance(a: Float32Array, aOff: number, b: Float32Array, b
   let i = 0;
   let res = 0;
   if (dim > 32) {
-    let acc1 = 0, acc2 = 0, acc3 = 0, acc4 = 0;
+    let acc1 = 0,
+      acc2 = 0,
+      acc3 = 0,
+      acc4 = 0;
     const upper = dim & ~3;
     for (; i < upper; i += 4) {
       const d1 = f(a[aOff + i] - b[bOff + i]);
@@ -55,12 +61,22 @@ export function squareDistance(a: Float32Array, aOff: number, b: Float32Array, b
 /** Writes (a·b, a·a, b·b) as float sums (two stride-2 accumulators above 32 dims) to out[outOff ..]. */
 export function cosineParts(a: Float32Array, aOff: number, b: Float32Array, bOff: number, dim: number, out: Float32Array, outOff = 0): void {
   let i = 0;
-  let sum = 0, norm1 = 0, norm2 = 0;
+  let sum = 0,
+    norm1 = 0,
+    norm2 = 0;
   if (dim > 32) {
-    let sum1 = 0, sum2 = 0, n11 = 0, n12 = 0, n21 = 0, n22 = 0;
+    let sum1 = 0,
+      sum2 = 0,
+      n11 = 0,
+      n12 = 0,
+      n21 = 0,
+      n22 = 0;
     const upper = dim & ~1;
     for (; i < upper; i += 2) {
-      const a1 = a[aOff + i], b1 = b[bOff + i], a2 = a[aOff + i + 1], b2 = b[bOff + i + 1];
+      const a1 = a[aOff + i],
+        b1 = b[bOff + i],
+        a2 = a[aOff + i + 1],
+        b2 = b[bOff + i + 1];
       sum1 = f(sum1 + f(a1 * b1));
       sum2 = f(sum2 + f(a2 * b2));
       n11 = f(n11 + f(a1 * a1));
@@ -73,7 +89,8 @@ export function cosineParts(a: Float32Array, aOff: number, b: Float32Array, bOff
     norm2 = f(n21 + n22);
   }
   for (; i < dim; i++) {
-    const x = a[aOff + i], y = b[bOff + i];
+    const x = a[aOff + i],
+      y = b[bOff + i];
     sum = f(sum + f(x * y));
     norm1 = f(norm1 + f(x * x));
     norm2 = f(norm2 + f(y * y));

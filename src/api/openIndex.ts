@@ -112,10 +112,14 @@ function fetchOptions(o: GetOptions): FetchOptions {
   const fields = o.fields ?? [];
   const docvalueFields = (o.docvalueFields ?? []).map((f) => (typeof f === 'string' ? { field: f } : f));
   if ((s === undefined || s === false) && fields.length === 0 && docvalueFields.length === 0) return NO_FETCH;
-  const source: FetchOptions['source'] = s === undefined || s === false ? false
-    : s === true ? { includes: [], excludes: [] }
-    : Array.isArray(s) ? { includes: s as readonly string[], excludes: [] }
-    : { includes: (s as { includes?: readonly string[] }).includes ?? [], excludes: (s as { excludes?: readonly string[] }).excludes ?? [] };
+  const source: FetchOptions['source'] =
+    s === undefined || s === false
+      ? false
+      : s === true
+        ? { includes: [], excludes: [] }
+        : Array.isArray(s)
+          ? { includes: s as readonly string[], excludes: [] }
+          : { includes: (s as { includes?: readonly string[] }).includes ?? [], excludes: (s as { excludes?: readonly string[] }).excludes ?? [] };
   const excludeVectors = typeof s === 'object' && !Array.isArray(s) ? (s as { excludeVectors?: boolean }).excludeVectors !== false : true;
   return { source, excludeVectors, fields, docvalueFields };
 }
@@ -283,9 +287,7 @@ class SearchableIndex implements VectorIndex {
       if (accepted <= RESCORE_ALL_ACCEPTED) candidates = Math.max(1, Math.min(accepted, MAX_RESCORE_CANDIDATES));
     }
     const knn = new KnnFloatVectorQuery(field, vector, candidates, {
-      numCandidates: options.numCandidates !== undefined
-        ? Math.max(candidates, options.numCandidates)
-        : defaultBeam(candidates),
+      numCandidates: options.numCandidates !== undefined ? Math.max(candidates, options.numCandidates) : defaultBeam(candidates),
       firstPhase: this.firstPhase.firstPhase,
       lookahead: this.firstPhase.lookahead,
       segmentSearch: options.segmentSearch,
@@ -306,7 +308,14 @@ class SearchableIndex implements VectorIndex {
     const hitsAt = profiler ? monotonicMs() : 0;
     const leaves = this.reader.leaves;
     const fetch = fetchOptions(options);
-    const fetched = fetch === NO_FETCH ? null : fetchDocuments(this.fetchContext, outcome.topDocs.scoreDocs.map((sd) => sd.doc), fetch);
+    const fetched =
+      fetch === NO_FETCH
+        ? null
+        : fetchDocuments(
+            this.fetchContext,
+            outcome.topDocs.scoreDocs.map((sd) => sd.doc),
+            fetch,
+          );
     const hits: SearchHit[] = outcome.topDocs.scoreDocs.map((sd, i) => {
       const leaf = leafOf(leaves, sd.doc);
       const hit: SearchHit = { id: leaf.reader.id(sd.doc - leaf.docBase), doc: sd.doc, score: sd.score };
@@ -367,7 +376,8 @@ class SearchableIndex implements VectorIndex {
       const accepted = f.accepted(leaf);
       total += accepted.cardinality;
       const bits = new FixedBitSet(leaf.reader.maxDoc, accepted.bits);
-      for (let d = bits.nextSetBit(0); docs.length < want && d !== NO_MORE_DOCS; d = d + 1 < leaf.reader.maxDoc ? bits.nextSetBit(d + 1) : NO_MORE_DOCS) docs.push(leaf.docBase + d);
+      for (let d = bits.nextSetBit(0); docs.length < want && d !== NO_MORE_DOCS; d = d + 1 < leaf.reader.maxDoc ? bits.nextSetBit(d + 1) : NO_MORE_DOCS)
+        docs.push(leaf.docBase + d);
     }
     const page = docs.slice(options.from, want);
     const fetched = fetchDocuments(this.fetchContext, page, fetchOptions(options));
@@ -452,7 +462,12 @@ export function describeReader(
 
 /** Bytes the first phase holds (or, before open, would hold) in RAM: codes, graphs, per-worker scratch. */
 function describeMemory(reader: IndexReader, threads: number, held?: ResidentMemory): IndexMemory {
-  const m = held ?? planArenas(reader.leaves.map((l) => l.reader.handle), { threads }).bytes;
+  const m =
+    held ??
+    planArenas(
+      reader.leaves.map((l) => l.reader.handle),
+      { threads },
+    ).bytes;
   const scratch = threads * m.scratchPerWorker;
   const vectors = reader.leaves.reduce((a, l) => a + l.reader.handle.vectors.size, 0);
   return {

@@ -34,7 +34,9 @@ export function coldQueryPool(ds: BenchDataset, cacheBytes: number, vectorsPerQu
   const ownBits = new Uint32Array(own.data.buffer, own.data.byteOffset, own.data.length);
   for (let i = 0; i < ownBits.length; i++) {
     if (head[i] !== ownBits[i]) {
-      throw new Error(`${ds.dir}: the generator (query stream, seed ${info.seed}) no longer reproduces query.fvecs (generator version ${info.generatorVersion}); delete the directory to regenerate it`);
+      throw new Error(
+        `${ds.dir}: the generator (query stream, seed ${info.seed}) no longer reproduces query.fvecs (generator version ${info.generatorVersion}); delete the directory to regenerate it`,
+      );
     }
   }
   return { dim: info.dim, count, data, source: `${own.source} + ${count - own.count} more rows of the generator's query stream` };

@@ -127,7 +127,12 @@ export class ColdServer {
         child.once('exit', (code, signal) => {
           const oomKilled = group !== null && group.stat().oomKills > 0;
           const words = tail.length ? `:\n  ${tail.slice(-5).join('\n  ')}` : '';
-          reject(new ServerStartError(`the server exited (${signal ?? `code ${code}`}) before listening${words}`, oomKilled || signal === 'SIGKILL' || tail.some((l) => REFUSED_FOR_MEMORY.test(l))));
+          reject(
+            new ServerStartError(
+              `the server exited (${signal ?? `code ${code}`}) before listening${words}`,
+              oomKilled || signal === 'SIGKILL' || tail.some((l) => REFUSED_FOR_MEMORY.test(l)),
+            ),
+          );
         });
       });
     } catch (e) {

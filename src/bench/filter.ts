@@ -45,7 +45,16 @@ import { benchDataset, summarize, table, type BenchDataset } from './benchData.j
 import { spawnSync } from 'node:child_process';
 
 const { values } = parseArgs({
-  options: { sizes: { type: 'string' }, queries: { type: 'string' }, json: { type: 'string' }, 'segment-search': { type: 'string' }, filters: { type: 'string' }, 'no-warm': { type: 'boolean' }, oversample: { type: 'string' }, 'num-candidates': { type: 'string' } },
+  options: {
+    sizes: { type: 'string' },
+    queries: { type: 'string' },
+    json: { type: 'string' },
+    'segment-search': { type: 'string' },
+    filters: { type: 'string' },
+    'no-warm': { type: 'boolean' },
+    oversample: { type: 'string' },
+    'num-candidates': { type: 'string' },
+  },
 });
 /** Force one strategy on the filtered searches (diagnostics; default the planner's). */
 const forced = values['segment-search'] as SegmentSearch | undefined;
@@ -89,7 +98,19 @@ function ensureFilteredIndex(ds: BenchDataset): void {
   if (existsSync(join(ds.indexDir, '_0.fnm'))) return;
   process.stderr.write(`bench:filter: building ${ds.indexDir} with the documents' fields\n`);
   rmSync(ds.indexDir, { recursive: true, force: true });
-  cli(['build', '--input', join(ds.dir, 'base.fvecs'), '--fields', join(ds.dir, 'fields.jsonl'), '--mapping', join(ds.dir, 'mapping.json'), '--out', ds.indexDir, '--segment-docs', String(ds.segmentDocs)]);
+  cli([
+    'build',
+    '--input',
+    join(ds.dir, 'base.fvecs'),
+    '--fields',
+    join(ds.dir, 'fields.jsonl'),
+    '--mapping',
+    join(ds.dir, 'mapping.json'),
+    '--out',
+    ds.indexDir,
+    '--segment-docs',
+    String(ds.segmentDocs),
+  ]);
 }
 
 /** The process's anonymous resident memory (Linux /proc; 0 elsewhere): what a heap or buffer holds, not the page cache. */
@@ -149,7 +170,11 @@ for (const { n, dim } of sizes) {
   const ds = benchDataset(n, dim, 200);
   ensureFilteredIndex(ds);
   const tag = `${n.toLocaleString()} x ${dim}`;
-  const filterSet = JSON.parse(readFileSync(join(ds.dir, 'filters.json'), 'utf8')) as { kinds: { name: string; correlation: string; selectivity: number }[]; entries: FilterEntry[]; perQuery: number };
+  const filterSet = JSON.parse(readFileSync(join(ds.dir, 'filters.json'), 'utf8')) as {
+    kinds: { name: string; correlation: string; selectivity: number }[];
+    entries: FilterEntry[];
+    perQuery: number;
+  };
   const truth = await readFilteredGroundTruth(join(ds.dir, 'filtered_groundtruth.ivecs'));
   const q = await readAllVectors(join(ds.dir, 'query.fvecs'));
   const queries = Math.min(Number(values.queries ?? q.count), q.count);
@@ -164,7 +189,10 @@ for (const { n, dim } of sizes) {
   const kinds = filterSet.kinds.map((k) => k.name).filter((k) => values.filters === undefined || values.filters.split(',').includes(k));
   // Warm: the fp32 vectors and the stored fields (_source is asked warm), not the disk's speed.
   if (!values['no-warm']) for (const f of readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec') || f.endsWith('.fdt'))) warmFile(join(ds.indexDir, f));
-  const per = new Map<string, { ms: number[]; firstPhaseMs: number[]; recall: number[]; visited: number[]; filterMs: number[]; strategies: Map<string, number>; cardinality: number[]; nearby: number[] }>();
+  const per = new Map<
+    string,
+    { ms: number[]; firstPhaseMs: number[]; recall: number[]; visited: number[]; filterMs: number[]; strategies: Map<string, number>; cardinality: number[]; nearby: number[] }
+  >();
   for (const k of ['unfiltered', ...kinds]) per.set(k, { ms: [], firstPhaseMs: [], recall: [], visited: [], filterMs: [], strategies: new Map(), cardinality: [], nearby: [] });
   const vec = (i: number) => q.vectors.subarray(i * q.dims, (i + 1) * q.dims);
   const sourceRun = { without: [] as number[], with: [] as number[], anonGrowth: 0 };
@@ -212,8 +240,11 @@ for (const { n, dim } of sizes) {
   }
   const base = summarize(per.get('unfiltered')!.ms);
   {
-    const without = summarize(sourceRun.without).p50, withSource = summarize(sourceRun.with).p50;
-    const fdt = readdirSync(ds.indexDir).filter((f) => f.endsWith('.fdt')).reduce((a, f) => a + statSync(join(ds.indexDir, f)).size, 0);
+    const without = summarize(sourceRun.without).p50,
+      withSource = summarize(sourceRun.with).p50;
+    const fdt = readdirSync(ds.indexDir)
+      .filter((f) => f.endsWith('.fdt'))
+      .reduce((a, f) => a + statSync(join(ds.indexDir, f)).size, 0);
     const line = `_source of ${K} hits: p50 ${withSource.toFixed(2)} ms against ${without.toFixed(2)} ms without (+${(withSource - without).toFixed(2)} ms, <= 0.3 ${ok(withSource - without <= 0.3)}); anonymous memory ${sourceRun.anonGrowth >= 0 ? '+' : ''}${(sourceRun.anonGrowth / 2 ** 20).toFixed(1)} MiB after reading ${queries * K} sources (stored fields on disk: ${(fdt / 2 ** 20).toFixed(0)} MiB)`;
     checks.push(`${tag} ${line}`);
     (out as Record<string, unknown>)[`source ${tag}`] = { without, with: withSource, anonGrowthBytes: sourceRun.anonGrowth, fdtBytes: fdt };
@@ -226,8 +257,27 @@ for (const { n, dim } of sizes) {
     const kind = filterSet.kinds.find((k) => k.name === name);
     const cost = kind ? bitsetCost(ds.indexDir, mapping, parse(filterSet.entries[filterSet.kinds.findIndex((k) => k.name === name)]!.filter)) : null;
     const recall = r.recall.length ? r.recall.reduce((a, b) => a + b, 0) / r.recall.length : NaN;
-    const strategies = [...r.strategies].map(([k, v]) => `${k} ${Math.round((100 * v) / Math.max(1, [...r.strategies.values()].reduce((a, b) => a + b, 0)))}%`).join(', ');
-    results[name] = { ...s, firstPhaseMsP50: summarize(r.firstPhaseMs).p50, recall, visited: summarize(r.visited).p50, filterMsP50: r.filterMs.length ? summarize(r.filterMs).p50 : 0, strategies: Object.fromEntries(r.strategies), bitset: cost };
+    const strategies = [...r.strategies]
+      .map(
+        ([k, v]) =>
+          `${k} ${Math.round(
+            (100 * v) /
+              Math.max(
+                1,
+                [...r.strategies.values()].reduce((a, b) => a + b, 0),
+              ),
+          )}%`,
+      )
+      .join(', ');
+    results[name] = {
+      ...s,
+      firstPhaseMsP50: summarize(r.firstPhaseMs).p50,
+      recall,
+      visited: summarize(r.visited).p50,
+      filterMsP50: r.filterMs.length ? summarize(r.filterMs).p50 : 0,
+      strategies: Object.fromEntries(r.strategies),
+      bitset: cost,
+    };
     rows.push([
       name,
       kind ? summarize(r.cardinality).p50 : '-',
@@ -246,13 +296,17 @@ for (const { n, dim } of sizes) {
     ]);
     if (kind) {
       const tiny = kind.selectivity <= 0.001;
-      checks.push(`${tag} ${name}: recall@10 ${recall.toFixed(3)} (>= ${tiny ? '1.00' : '0.95'} ${ok(tiny ? recall >= 0.9995 : recall >= 0.95)}), p50 ${(s.p50 / base.p50).toFixed(2)}x (<= 1.5 ${ok(s.p50 <= 1.5 * base.p50)}), p99 ${(s.p99 / base.p99).toFixed(2)}x (<= 2 ${ok(s.p99 <= 2 * base.p99)}), bitset ${cost!.uncached.toFixed(2)} ms/1M (<= 1 ${ok(cost!.uncached <= 1)}), cached ${cost!.cached.toFixed(3)}`);
+      checks.push(
+        `${tag} ${name}: recall@10 ${recall.toFixed(3)} (>= ${tiny ? '1.00' : '0.95'} ${ok(tiny ? recall >= 0.9995 : recall >= 0.95)}), p50 ${(s.p50 / base.p50).toFixed(2)}x (<= 1.5 ${ok(s.p50 <= 1.5 * base.p50)}), p99 ${(s.p99 / base.p99).toFixed(2)}x (<= 2 ${ok(s.p99 <= 2 * base.p99)}), bitset ${cost!.uncached.toFixed(2)} ms/1M (<= 1 ${ok(cost!.uncached <= 1)}), cached ${cost!.cached.toFixed(3)}`,
+      );
     }
   }
   for (const c of ['uniform', 'correlated', 'anti']) {
     if (![`${c}-1`, `${c}-10`, 'and-4'].every((k) => per.get(k)?.ms.length)) continue;
     const p50 = (s: string) => summarize(per.get(`${c}-${s}`)!.ms).p50;
-    checks.push(`${tag} ${c}: no cliff, p50 at 1% ${p50('1').toFixed(2)} ms and at ~4% (and-4) ${summarize(per.get('and-4')!.ms).p50.toFixed(2)} ms vs 10% ${p50('10').toFixed(2)} ms: ${ok(p50('1') <= p50('10') && (c !== 'uniform' || summarize(per.get('and-4')!.ms).p50 <= p50('10')))}`);
+    checks.push(
+      `${tag} ${c}: no cliff, p50 at 1% ${p50('1').toFixed(2)} ms and at ~4% (and-4) ${summarize(per.get('and-4')!.ms).p50.toFixed(2)} ms vs 10% ${p50('10').toFixed(2)} ms: ${ok(p50('1') <= p50('10') && (c !== 'uniform' || summarize(per.get('and-4')!.ms).p50 <= p50('10')))}`,
+    );
   }
   process.stdout.write(
     `\nbench:filter ${tag} (k=${K}, default settings, ${queries} queries, single stream; unfiltered p50 ${base.p50.toFixed(2)} ms, p99 ${base.p99.toFixed(2)} ms)\n` +
@@ -260,7 +314,11 @@ for (const { n, dim } of sizes) {
   );
   (out.runs as unknown[]).push({ index: tag, queries, unfiltered: base, results });
 }
-process.stdout.write(`\nchecks (load average at the start ${(out.loadavg as number[]).map((x) => x.toFixed(2)).join(' ')}, at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}):\n${checks.map((c) => `  ${c}`).join('\n')}\n`);
+process.stdout.write(
+  `\nchecks (load average at the start ${(out.loadavg as number[]).map((x) => x.toFixed(2)).join(' ')}, at the end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}):\n${checks.map((c) => `  ${c}`).join('\n')}\n`,
+);
 const jsonPath = values.json ?? join(packageRoot(), '.bench', 'filter.json');
 writeFileSync(jsonPath, JSON.stringify(out, null, 2));
 process.stdout.write(`(full figures in ${jsonPath})\n`);

@@ -49,7 +49,9 @@ const budgets = values.budgets ?? '16,256';
 const cacheFraction = Number(values['cache-fraction'] ?? 0.25);
 // Room for the measuring process's own growth above its probed anonymous memory.
 const headroomMiB = Number(values['headroom-mib'] ?? 128);
-const dataFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec') || f.endsWith('.vex')).map((f) => join(ds.indexDir, f));
+const dataFiles = readdirSync(ds.indexDir)
+  .filter((f) => f.endsWith('.vec') || f.endsWith('.vex'))
+  .map((f) => join(ds.indexDir, f));
 const dataBytes = dataFiles.reduce((a, f) => a + statSync(f).size, 0);
 
 interface RunOutput {
@@ -59,7 +61,19 @@ interface RunOutput {
 }
 
 function child(args: string[], group: MemoryCgroup | null): Promise<RunOutput> {
-  const argv = [distPath('src', 'bench', 'graphRun.js'), '--n', String(ds.n), '--dim', String(ds.dim), '--queries', queries, '--budgets', budgets, ...(values.variants ? ['--variants', values.variants] : []), ...args];
+  const argv = [
+    distPath('src', 'bench', 'graphRun.js'),
+    '--n',
+    String(ds.n),
+    '--dim',
+    String(ds.dim),
+    '--queries',
+    queries,
+    '--budgets',
+    budgets,
+    ...(values.variants ? ['--variants', values.variants] : []),
+    ...args,
+  ];
   const opts = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[] };
   const proc = group ? group.spawn(process.execPath, argv, opts) : spawn(process.execPath, argv, opts);
   let out = '';
@@ -80,7 +94,17 @@ function rows(run: RunOutput): (string | number)[][] {
   return run.results.map((r) => {
     const l = summarize(r.latencyMs);
     const reads = r.readBytes.reduce((a, b) => a + b, 0) / 4096 / run.queries;
-    return [r.name, l.p50, l.p99, reads, r.scored / run.queries, r.readAhead / run.queries, r.readAhead ? `${((100 * r.wasted) / r.readAhead).toFixed(0)}%` : '-', r.maxDistance, r.recall.toFixed(4)];
+    return [
+      r.name,
+      l.p50,
+      l.p99,
+      reads,
+      r.scored / run.queries,
+      r.readAhead / run.queries,
+      r.readAhead ? `${((100 * r.wasted) / r.readAhead).toFixed(0)}%` : '-',
+      r.maxDistance,
+      r.recall.toFixed(4),
+    ];
   });
 }
 
@@ -152,7 +176,10 @@ if (values.only === undefined || values.only === 'open') {
       for (const firstPhase of ['codes', 'graph'] as const) {
         const t0 = performance.now();
         const index = await openLuceneIndex(luceneDir, { field: values.field ?? 'knn_field', firstPhase, sidecarDir: join(tmp, `sidecar-${firstPhase}`) });
-        await index.search(Array.from({ length: index.dims }, (_, i) => Math.sin(i)), { k: 5 });
+        await index.search(
+          Array.from({ length: index.dims }, (_, i) => Math.sin(i)),
+          { k: 5 },
+        );
         timings.push([`Lucene ${luceneDir}, ${firstPhase === 'codes' ? 'sidecar built on open' : 'graph in place, no sidecar'}`, performance.now() - t0]);
         await index.close();
       }

@@ -40,7 +40,14 @@ export const NUM_CANDIDATES = 100;
 
 export function variants(budgets: readonly [number, number]): GraphVariant[] {
   const [lo, hi] = budgets;
-  const g = (name: string, readPath: ReadPath, ioConcurrency: number, lookahead: number): GraphVariant => ({ name, firstPhase: 'graph', readPath, ioConcurrency, lookahead, oversample: 1 });
+  const g = (name: string, readPath: ReadPath, ioConcurrency: number, lookahead: number): GraphVariant => ({
+    name,
+    firstPhase: 'graph',
+    readPath,
+    ioConcurrency,
+    lookahead,
+    oversample: 1,
+  });
   return [
     g('graph, prefetch off (mmap)', 'mmap', lo, 0),
     g(`graph, prefetch on (madvise), budget ${lo}`, 'mmap+prefetch', lo, 0),
@@ -67,7 +74,15 @@ function rssAnon(): number {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { n: { type: 'string' }, dim: { type: 'string' }, queries: { type: 'string' }, budgets: { type: 'string' }, variants: { type: 'string' }, warm: { type: 'boolean' }, probe: { type: 'boolean' } },
+    options: {
+      n: { type: 'string' },
+      dim: { type: 'string' },
+      queries: { type: 'string' },
+      budgets: { type: 'string' },
+      variants: { type: 'string' },
+      warm: { type: 'boolean' },
+      probe: { type: 'boolean' },
+    },
   });
   const ds = benchDataset(Number(values.n), Number(values.dim), Number(values.queries), Number.NaN);
   const budgets = (values.budgets ?? '16,256').split(',').map(Number) as [number, number];
@@ -87,7 +102,17 @@ async function main(): Promise<void> {
   const Q = vectors.length;
   const V = vs.length;
   if (values.warm) for (let q = 0; q < Q; q++) for (let v = 0; v < V; v++) await search(v, q);
-  const results = vs.map(() => ({ latencyMs: [] as number[], firstPhaseMs: [] as number[], readBytes: [] as number[], scored: 0, prefetched: 0, readAhead: 0, wasted: 0, maxDistance: 0, recall: 0 }));
+  const results = vs.map(() => ({
+    latencyMs: [] as number[],
+    firstPhaseMs: [] as number[],
+    readBytes: [] as number[],
+    scored: 0,
+    prefetched: 0,
+    readAhead: 0,
+    wasted: 0,
+    maxDistance: 0,
+    recall: 0,
+  }));
   const stride = Math.max(1, Math.floor(Q / V));
   for (let i = 0; i < Q; i++) {
     for (let j = 0; j < V; j++) {

@@ -21,16 +21,10 @@ import { exactSearch, HnswGraphSearcher } from '../../segments/hnsw/HnswGraphSea
 import { VectorEncoding } from '../../segments/hnsw/HnswVectorsFormat.js';
 import { HnswVectorsReader } from '../../segments/hnsw/HnswVectorsReader.js';
 import { HnswVectorsWriter } from '../../segments/hnsw/HnswVectorsWriter.js';
-import {
-  Fp32ScorerSupplier,
-  type RandomVectorScorer,
-  type RandomVectorScorerSupplier,
-  type UpdateableRandomVectorScorer,
-} from '../../segments/hnsw/RandomVectorScorer.js';
+import { Fp32ScorerSupplier, type RandomVectorScorer, type RandomVectorScorerSupplier, type UpdateableRandomVectorScorer } from '../../segments/hnsw/RandomVectorScorer.js';
 import { wholeFile } from '../../segments/store/FileSlice.js';
 import { mulberry32 } from '../gen/Rng.js';
 import { percentile } from '../../load/percentile.js';
-
 
 /** n vectors around `clusters` Gaussian centres (per-dim noise `spread`), optionally unit-normalized. */
 export function clusteredVectors(n: number, dim: number, clusters: number, seed: number, normalize = false, spread = 0.35): Float32Array {
@@ -79,7 +73,10 @@ class PlainDotScorer implements UpdateableRandomVectorScorer {
     const qa = this.query ?? v;
     const qo = this.query ? 0 : this.q;
     const dim = this.dim;
-    let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    let s0 = 0,
+      s1 = 0,
+      s2 = 0,
+      s3 = 0;
     let d = 0;
     for (; d + 3 < dim; d += 4) {
       s0 += qa[qo + d] * v[o + d];
@@ -178,8 +175,7 @@ export function main(): void {
   const all = clusteredVectors(n + nq, dim, clusters, 1, true);
   const data = all.subarray(0, n * dim);
   const queries = all.subarray(n * dim);
-  const supplier: BenchSupplier =
-    kind === 'plain' ? new PlainSupplier(data, dim) : new Fp32ScorerSupplier(data, dim, VectorSimilarityFunction.DOT_PRODUCT);
+  const supplier: BenchSupplier = kind === 'plain' ? new PlainSupplier(data, dim) : new Fp32ScorerSupplier(data, dim, VectorSimilarityFunction.DOT_PRODUCT);
   const counter = new Counter();
   const buildSupplier = count ? new CountingSupplier(supplier, counter) : supplier;
 

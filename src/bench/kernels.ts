@@ -21,7 +21,6 @@ const CODE_BYTES = DIMS / 8;
 const RECORD = CODE_BYTES + 16;
 const N_RECORDS = 100_000;
 
-
 /**
  * Seconds of process CPU time per call of fn, over calls totalling at least minMs. CPU time
  * rather than wall time: the 2 cores are shared with other work, and a descheduled thread
@@ -44,7 +43,8 @@ function timeIt(fn: () => void, minMs: number): number {
 function compare(js: () => void, wa: () => void, trials = 5, minMs = 150): { js: number; wasm: number } {
   js();
   wa();
-  let bj = Infinity, bw = Infinity;
+  let bj = Infinity,
+    bw = Infinity;
   for (let i = 0; i < trials; i++) {
     bj = Math.min(bj, timeIt(js, minMs));
     bw = Math.min(bw, timeIt(wa, minMs));
@@ -162,8 +162,13 @@ async function main(): Promise<void> {
   }
   const planes = Uint8Array.from({ length: 4 * CODE_BYTES }, () => Math.floor(r() * 256));
   const corr = {
-    lower: Math.fround(-2.5 * sigma), upper: Math.fround(2.5 * sigma), additionalCorrection: 0.05,
-    componentSum: 7 * DIMS, dims: DIMS, similarity: 1, centroidDP: 0.6,
+    lower: Math.fround(-2.5 * sigma),
+    upper: Math.fround(2.5 * sigma),
+    additionalCorrection: 0.05,
+    componentSum: 7 * DIMS,
+    dims: DIMS,
+    similarity: 1,
+    centroidDP: 0.6,
   };
   const jq: JsOsqQuery = { ...corr, planes };
   const recPtr = k.alloc(records.length);
@@ -262,11 +267,14 @@ async function main(): Promise<void> {
   // dotBatch: GFLOP/s (2 flops per multiply-add).
   let gtLine = '';
   {
-    const nq = 32, nd = 4096;
+    const nq = 32,
+      nd = 4096;
     const qs = Float32Array.from({ length: nq * DIMS }, () => r() * 2 - 1);
     const ds = Float32Array.from({ length: nd * DIMS }, () => r() * 2 - 1);
     const out = new Float32Array(nq * nd);
-    const pq = k.alloc(qs.byteLength), pd = k.alloc(ds.byteLength), po = k.alloc(out.byteLength);
+    const pq = k.alloc(qs.byteLength),
+      pd = k.alloc(ds.byteLength),
+      po = k.alloc(out.byteLength);
     k.f32().set(qs, pq >>> 2);
     k.f32().set(ds, pd >>> 2);
     const flops = 2 * nq * nd * DIMS;
@@ -279,8 +287,11 @@ async function main(): Promise<void> {
     add(`dotBatch ${nq} queries x ${nd} docs (16 MB)`, 'GFLOP/s', flops / t.js / 1e9, flops / t.wasm / 1e9);
 
     // A ground-truth-shaped call: 1000 queries against a 16k-doc slice.
-    const nq2 = 1000, nd2 = 16384;
-    const qs2 = k.alloc(nq2 * DIMS * 4), ds2 = k.alloc(nd2 * DIMS * 4), po2 = k.alloc(nq2 * nd2 * 4);
+    const nq2 = 1000,
+      nd2 = 16384;
+    const qs2 = k.alloc(nq2 * DIMS * 4),
+      ds2 = k.alloc(nd2 * DIMS * 4),
+      po2 = k.alloc(nq2 * nd2 * 4);
     const f = k.f32();
     for (let i = 0; i < nq2 * DIMS; i++) f[(qs2 >>> 2) + i] = r() * 2 - 1;
     for (let i = 0; i < nd2 * DIMS; i++) f[(ds2 >>> 2) + i] = r() * 2 - 1;
@@ -347,25 +358,33 @@ function encodingRows(k: Kernels, r: () => number): string[] {
     const maxQ = (1 << enc.queryBits) - 1;
     for (let i = 0; i < qBytes; i++) k.u8()[qPtr + i] = bits <= 2 ? Math.floor(r() * 256) : Math.floor(r() * (maxQ + 1));
     const corr = { lower: -0.1, upper: 0.1, additionalCorrection: 0.05, componentSum: 7 * DIMS, dims: DIMS, similarity: 1, centroidDP: 0.6 };
-    const scan = bits === 1
-      ? () => k.scoreOsqRange({ ...corr, planesPtr: qPtr }, recPtr, recordBytes, codeBytes, 0, ENC_RECORDS, outPtr)
-      : () => k.scoreEncoded({ ...corr, codePtr: qPtr }, bits, DIMS, codeBytes, recPtr, recordBytes, 0, 0, ENC_RECORDS, outPtr);
-    const random = bits === 1
-      ? () => {
-          for (let i = 0; i + 32 <= nOrds; i += 32) k.scoreOsqOrds({ ...corr, planesPtr: qPtr }, recPtr, recordBytes, codeBytes, ordsPtr + 4 * i, 32, outPtr + 4 * i);
-        }
-      : () => {
-          for (let i = 0; i + 32 <= nOrds; i += 32) k.scoreEncoded({ ...corr, codePtr: qPtr }, bits, DIMS, codeBytes, recPtr, recordBytes, ordsPtr + 4 * i, 0, 32, outPtr + 4 * i);
-        };
+    const scan =
+      bits === 1
+        ? () => k.scoreOsqRange({ ...corr, planesPtr: qPtr }, recPtr, recordBytes, codeBytes, 0, ENC_RECORDS, outPtr)
+        : () => k.scoreEncoded({ ...corr, codePtr: qPtr }, bits, DIMS, codeBytes, recPtr, recordBytes, 0, 0, ENC_RECORDS, outPtr);
+    const random =
+      bits === 1
+        ? () => {
+            for (let i = 0; i + 32 <= nOrds; i += 32) k.scoreOsqOrds({ ...corr, planesPtr: qPtr }, recPtr, recordBytes, codeBytes, ordsPtr + 4 * i, 32, outPtr + 4 * i);
+          }
+        : () => {
+            for (let i = 0; i + 32 <= nOrds; i += 32)
+              k.scoreEncoded({ ...corr, codePtr: qPtr }, bits, DIMS, codeBytes, recPtr, recordBytes, ordsPtr + 4 * i, 0, 32, outPtr + 4 * i);
+          };
     // compare() alternates its two arguments' trials: here the scan and the random-ord calls.
     const t = compare(scan, random, 3, 150);
     const scanNs = (t.js / ENC_RECORDS) * 1e9;
     const randomNs = (t.wasm / nOrds) * 1e9;
     base1 ??= { scan: scanNs / codeBytes, random: randomNs / codeBytes };
     rows.push([
-      `${bits}-bit (${enc.name})`, String(codeBytes),
-      scanNs.toFixed(1), (codeBytes / scanNs).toFixed(2), (base1.scan / (scanNs / codeBytes)).toFixed(2),
-      randomNs.toFixed(1), (codeBytes / randomNs).toFixed(2), (base1.random / (randomNs / codeBytes)).toFixed(2),
+      `${bits}-bit (${enc.name})`,
+      String(codeBytes),
+      scanNs.toFixed(1),
+      (codeBytes / scanNs).toFixed(2),
+      (base1.scan / (scanNs / codeBytes)).toFixed(2),
+      randomNs.toFixed(1),
+      (codeBytes / randomNs).toFixed(2),
+      (base1.random / (randomNs / codeBytes)).toFixed(2),
     ]);
     console.error(`  done: ${bits}-bit per byte`);
     k.free(recPtr);

@@ -40,7 +40,13 @@ async function firstPhase(q: Float32Array, k: number, ef = NUM_CANDIDATES, graph
   const r = (await new KnnFloatVectorQuery('vector', q, k, { numCandidates: Math.max(k, ef), graphSearch }).rewrite(searcher, ctx)) as DocAndScoreQuery;
   const ms = performance.now() - started;
   const hits = [...r.docs].map((doc, i) => ({ doc, score: r.scores[i] })).sort((a, b) => floatCompare(b.score, a.score) || a.doc - b.doc);
-  return { ids: hits.map((h) => { const l = leafOf(reader.leaves, h.doc); return { id: l.reader.id(h.doc - l.docBase) }; }), ms };
+  return {
+    ids: hits.map((h) => {
+      const l = leafOf(reader.leaves, h.doc);
+      return { id: l.reader.id(h.doc - l.docBase) };
+    }),
+    ms,
+  };
 }
 
 // Warm up: every query once through the whole pipeline (codes, graph and fp32 pages in memory),

@@ -46,7 +46,15 @@ import { singleStream } from '../../load/singleStream.js';
 import { memoryCgroupSupport } from './cgroup.js';
 import { ColdServer } from './coldServer.js';
 import { diagnose } from './loadDiagnosis.js';
-import { formatDeviceHealth, probeDevice, probeDeviceSustained, probeDeviceUnderLoad, SLOW_DEVICE_QD1_PAGES_PER_S, type DeviceHealth, type DeviceUnderLoad } from './deviceHealth.js';
+import {
+  formatDeviceHealth,
+  probeDevice,
+  probeDeviceSustained,
+  probeDeviceUnderLoad,
+  SLOW_DEVICE_QD1_PAGES_PER_S,
+  type DeviceHealth,
+  type DeviceUnderLoad,
+} from './deviceHealth.js';
 import { coldQueryPool } from './coldQueryPool.js';
 import { integerFlag } from '../cliFlags.js';
 import { benchDataset, benchIndexVariant, ensureIndex, summarize, table } from './benchData.js';
@@ -80,13 +88,17 @@ const K_PAGES = K * OVERSAMPLE;
 const deviceFraction = Number(values['device-fraction'] ?? 0.5);
 if (!(deviceFraction > 0 && deviceFraction <= 2)) throw new Error(`--device-fraction must be in (0, 2], got ${values['device-fraction']}`);
 const SUSTAINED_PROBE_MS = 10_000;
-const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
+const vecFiles = readdirSync(ds.indexDir)
+  .filter((f) => f.endsWith('.vec'))
+  .map((f) => join(ds.indexDir, f));
 const sustainedPagesPerS = probeDeviceSustained(vecFiles, SUSTAINED_PROBE_MS);
 const rate = values.rate !== undefined ? Number(values.rate) : Math.max(1, Math.floor((deviceFraction * sustainedPagesPerS) / K_PAGES));
 process.stderr.write(
   `bench:load: the device sustains ${sustainedPagesPerS.toLocaleString()} random 4 KiB reads/s (${SUSTAINED_PROBE_MS / 1000} s, 64 in flight); ` +
-    (values.rate !== undefined ? `offering the given ${rate}/s (${((100 * rate * K_PAGES) / sustainedPagesPerS).toFixed(0)}% of it)
-` : `offering ${rate}/s, whose ${K_PAGES} pages per search need ${(deviceFraction * 100).toFixed(0)}% of it
+    (values.rate !== undefined
+      ? `offering the given ${rate}/s (${((100 * rate * K_PAGES) / sustainedPagesPerS).toFixed(0)}% of it)
+`
+      : `offering ${rate}/s, whose ${K_PAGES} pages per search need ${(deviceFraction * 100).toFixed(0)}% of it
 `),
 );
 const durationMs = parseDuration(values.duration ?? '60s');
@@ -154,16 +166,32 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
   label: string,
   readPath: ReadPath,
   fn: (url: string) => Promise<T>,
-): Promise<T & { readonly server: Record<string, unknown> & { readonly cpuReference: ReturnType<typeof summarize>; readonly probeP50Ms: number | null; readonly device: DeviceHealth; readonly deviceAtRate: DeviceUnderLoad } }> {
+): Promise<
+  T & {
+    readonly server: Record<string, unknown> & {
+      readonly cpuReference: ReturnType<typeof summarize>;
+      readonly probeP50Ms: number | null;
+      readonly device: DeviceHealth;
+      readonly deviceAtRate: DeviceUnderLoad;
+    };
+  }
+> {
   const device = probeDevice(vecFiles);
   const deviceAtRate = await probeDeviceUnderLoad(vecFiles, rate, K * OVERSAMPLE, DEVICE_PROBE_MS);
   process.stderr.write(
     `bench:load ${label}: device ${formatDeviceHealth(device)}; at ${rate} batches/s of ${K * OVERSAMPLE} pages for ${DEVICE_PROBE_MS / 1000} s: ` +
       `p50 ${deviceAtRate.p50Ms.toFixed(2)} ms, p99 ${deviceAtRate.p99Ms.toFixed(2)} ms, ${deviceAtRate.pagesPerS.toLocaleString()} pages/s of ${(rate * K * OVERSAMPLE).toLocaleString()} asked\n`,
   );
-  if (device.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S) process.stderr.write(`bench:load ${label}: the disk is throttled now; this run's cold figures will measure the throttle\n`);
+  if (device.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S)
+    process.stderr.write(`bench:load ${label}: the disk is throttled now; this run's cold figures will measure the throttle\n`);
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
-  const server = await ColdServer.start({ argv, coldFiles: vecFiles, limit: { kind: 'after-open', cacheBytes, anonCeilingBytes }, cgroup: support, name: `prescore-bench-load-${process.pid}` });
+  const server = await ColdServer.start({
+    argv,
+    coldFiles: vecFiles,
+    limit: { kind: 'after-open', cacheBytes, anonCeilingBytes },
+    cgroup: support,
+    name: `prescore-bench-load-${process.pid}`,
+  });
   try {
     const probeP50Ms = await probe(server.url, queries);
     server.beginRun(vecFiles);
@@ -193,16 +221,49 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
 }
 
 const rows: (string | number)[][] = [];
-const json: Record<string, unknown> = { rate, durationMs, device: { sustainedPagesPerS, fraction: values.rate !== undefined ? (rate * K_PAGES) / sustainedPagesPerS : deviceFraction }, queries: { count: queries.count, source: queries.source }, cacheBytes: support.ok ? cacheBytes : null, runs: {} };
+const json: Record<string, unknown> = {
+  rate,
+  durationMs,
+  device: { sustainedPagesPerS, fraction: values.rate !== undefined ? (rate * K_PAGES) / sustainedPagesPerS : deviceFraction },
+  queries: { count: queries.count, source: queries.source },
+  cacheBytes: support.ok ? cacheBytes : null,
+  runs: {},
+};
 for (const readPath of paths) {
   const { report, server } = await withColdServer(readPath, readPath, async (url) => ({
-    report: await runLoad({ url, rate, durationMs, warmupMs: 5000, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, queries, groundTruth, k: K, oversample: OVERSAMPLE, numCandidates, progress: process.stderr }),
+    report: await runLoad({
+      url,
+      rate,
+      durationMs,
+      warmupMs: 5000,
+      timeoutMs: TIMEOUT_MS,
+      serverTimeoutMs: TIMEOUT_MS,
+      queries,
+      groundTruth,
+      k: K,
+      oversample: OVERSAMPLE,
+      numCandidates,
+      progress: process.stderr,
+    }),
   }));
   let maxRate: number | null = null;
   if (!values['no-find-max']) {
     const { fm } = await withColdServer(`${readPath} find-max`, readPath, async (url) => ({
       report: null,
-      fm: await findMax({ url, sloP99Ms: 50, stepDurationMs: 10_000, warmupMs: 2000, startRate: 50, queries, k: K, oversample: OVERSAMPLE, numCandidates, timeoutMs: TIMEOUT_MS, serverTimeoutMs: TIMEOUT_MS, progress: process.stderr }),
+      fm: await findMax({
+        url,
+        sloP99Ms: 50,
+        stepDurationMs: 10_000,
+        warmupMs: 2000,
+        startRate: 50,
+        queries,
+        k: K,
+        oversample: OVERSAMPLE,
+        numCandidates,
+        timeoutMs: TIMEOUT_MS,
+        serverTimeoutMs: TIMEOUT_MS,
+        progress: process.stderr,
+      }),
     }));
     maxRate = fm.max_sustainable_rate;
     (json.runs as Record<string, unknown>)[`${readPath}:findMax`] = { max_sustainable_rate: fm.max_sustainable_rate, limited_by: fm.limited_by };
@@ -210,18 +271,61 @@ for (const readPath of paths) {
   (json.runs as Record<string, unknown>)[readPath] = { ...report, server };
   const l = report.latency_ms;
   const cpu = server.cpuReference;
-  rows.push([readPath, report.offered_rate, report.achieved_rate, l.p50 ?? NaN, l.p90 ?? NaN, l.p99 ?? NaN, l.p999 ?? NaN, l.max ?? NaN, server.probeP50Ms ?? '-', server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2), report.counts.shed, report.counts.timeout, report.counts.error, report.recall && report.recall.queries > 0 ? report.recall.mean.toFixed(3) : '-', maxRate ?? '-', `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`, server.device.qd1PagesPerS.toLocaleString(), `${server.deviceAtRate.p50Ms.toFixed(2)} / ${server.deviceAtRate.p99Ms.toFixed(2)}`, l.p99 === null ? '-' : (l.p99 / server.deviceAtRate.p99Ms).toFixed(2)]);
+  rows.push([
+    readPath,
+    report.offered_rate,
+    report.achieved_rate,
+    l.p50 ?? NaN,
+    l.p90 ?? NaN,
+    l.p99 ?? NaN,
+    l.p999 ?? NaN,
+    l.max ?? NaN,
+    server.probeP50Ms ?? '-',
+    server.probeP50Ms === null || l.p99 === null ? '-' : (l.p99 / server.probeP50Ms).toFixed(2),
+    report.counts.shed,
+    report.counts.timeout,
+    report.counts.error,
+    report.recall && report.recall.queries > 0 ? report.recall.mean.toFixed(3) : '-',
+    maxRate ?? '-',
+    `${cpu.p50.toFixed(2)} / ${(cpu.p99 / cpu.p50).toFixed(2)}`,
+    server.device.qd1PagesPerS.toLocaleString(),
+    `${server.deviceAtRate.p50Ms.toFixed(2)} / ${server.deviceAtRate.p99Ms.toFixed(2)}`,
+    l.p99 === null ? '-' : (l.p99 / server.deviceAtRate.p99Ms).toFixed(2),
+  ]);
 }
 process.stdout.write(
   [
     `bench:load  ${ds.n.toLocaleString()} x ${ds.dim} in segments of ${ds.segmentDocs.toLocaleString()} docs, num_candidates ${numCandidates ?? 'default'}, cold server (${support.ok ? `cgroup limit: its memory at open + 64 MiB + ${cacheBytes / MIB} MiB page cache` : `no cgroup: ${support.reason}`}), Poisson ${rate}/s for ${durationMs / 1000} s after 5 s warm-up, k=${K} oversample ${OVERSAMPLE}, 32 in flight + 32 queued`,
     `offered rate: ${rate}/s x ${K_PAGES} pages = ${((100 * rate * K_PAGES) / sustainedPagesPerS).toFixed(0)}% of the ${sustainedPagesPerS.toLocaleString()} random 4 KiB reads/s the device sustained just before (${SUSTAINED_PROBE_MS / 1000} s, 64 in flight); acceptance: 0 shed and p99 <= 3x the single-stream p50`,
-    table(['read path', 'offered/s', 'achieved/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'single-stream p50 ms', 'p99 / single p50', 'shed', 'timeout', 'error', 'recall@10', 'find-max/s (p99<=50ms)', 'cpu ref p50 ms / p99/p50', 'device QD1 pages/s', 'device at the rate p50 / p99 ms', 'p99 / device p99'], rows),
+    table(
+      [
+        'read path',
+        'offered/s',
+        'achieved/s',
+        'p50 ms',
+        'p90 ms',
+        'p99 ms',
+        'p99.9 ms',
+        'max ms',
+        'single-stream p50 ms',
+        'p99 / single p50',
+        'shed',
+        'timeout',
+        'error',
+        'recall@10',
+        'find-max/s (p99<=50ms)',
+        'cpu ref p50 ms / p99/p50',
+        'device QD1 pages/s',
+        'device at the rate p50 / p99 ms',
+        'p99 / device p99',
+      ],
+      rows,
+    ),
     `queries: ${queries.count.toLocaleString()} (${queries.source}), none sent twice while its pages could still be cached; recall@10 on the first ${groundTruth.count}`,
     `single stream: ${PROBE_QUERIES} searches one at a time on the cold server before the run (the fp32 files evicted again after them), through the run's own HTTP client`,
     `device QD1: random 4 KiB O_DIRECT reads of the fp32 files one at a time just before the run (deviceHealth.ts; ~12,000/s when the disk is not throttled, under ${SLOW_DEVICE_QD1_PAGES_PER_S.toLocaleString()} it is)`,
     `device at the rate: ${K * OVERSAMPLE}-page batches of random fp32 pages (what one cold search's rescoring reads), all in flight, at the offered rate for ${DEVICE_PROBE_MS / 1000} s just before the run, latency from each batch's intended start (deviceHealth.ts)`,
-    'cpu ref: a fixed ~2 ms wasm job (cpuReference.ts) every 50 ms in a process of its own during the run: the machine\'s own tail for CPU work (p99/p50 1.0 when quiet)',
+    "cpu ref: a fixed ~2 ms wasm job (cpuReference.ts) every 50 ms in a process of its own during the run: the machine's own tail for CPU work (p99/p50 1.0 when quiet)",
   ].join('\n') + '\n',
 );
 writeFileSync(`${ds.indexDir}.load.json`, JSON.stringify(json, null, 2));

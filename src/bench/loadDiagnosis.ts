@@ -39,7 +39,11 @@ export function diagnose(f: RunFacts): string[] {
   const lines = [
     `${c.ok} of ${c.sent} requests answered ok (${(100 * okShare).toFixed(1)}%): ${c.shed} shed, ${c.timeout} timed out ` +
       `(client ${c.timeout_client}, server 504 ${c.timeout_server}, run deadline ${c.timeout_deadline}), ${c.error} errors` +
-      (Object.keys(c.errors_by_kind).length ? ` [${Object.entries(c.errors_by_kind).map(([k, v]) => `${k} ${v}`).join(', ')}]` : ''),
+      (Object.keys(c.errors_by_kind).length
+        ? ` [${Object.entries(c.errors_by_kind)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}]`
+        : ''),
   ];
   if (f.exit) {
     lines.push(
@@ -63,21 +67,23 @@ export function diagnose(f: RunFacts): string[] {
     // A search keeps every worker busy for about its single-stream latency (the first phase and
     // rescoring run in parallel across the workers), so rate x latency is the machine's utilisation.
     const utilisation = (r.offered_rate * f.probeP50Ms) / 1000;
-    lines.push(
-      `single-stream p50 just before the run: ${f.probeP50Ms.toFixed(1)} ms, so ${r.offered_rate}/s needs ~${utilisation.toFixed(2)} of the server's capacity`,
-    );
+    lines.push(`single-stream p50 just before the run: ${f.probeP50Ms.toFixed(1)} ms, so ${r.offered_rate}/s needs ~${utilisation.toFixed(2)} of the server's capacity`);
     if (utilisation >= 1) lines.push(`  -> overloaded: the offered rate is beyond what the server can do at all on this machine now; lower --rate or run on a quiet machine`);
   }
   if (f.device) {
     lines.push(`device just before the run: ${formatDeviceHealth(f.device)}`);
     if (f.device.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S) {
-      lines.push(`  -> the disk is throttled (under ${SLOW_DEVICE_QD1_PAGES_PER_S.toLocaleString()} pages/s at depth 1, a tenth of its usual rate): every cold read waits on it; rerun when it recovers`);
+      lines.push(
+        `  -> the disk is throttled (under ${SLOW_DEVICE_QD1_PAGES_PER_S.toLocaleString()} pages/s at depth 1, a tenth of its usual rate): every cold read waits on it; rerun when it recovers`,
+      );
     }
   }
   const dr = f.deviceAtRate;
   if (dr) {
     const asked = dr.batchesPerS * dr.pagesPerBatch;
-    lines.push(`device at the run's demand (${dr.batchesPerS} batches/s of ${dr.pagesPerBatch} pages): ${dr.pagesPerS.toLocaleString()} pages/s of ${asked.toLocaleString()} asked, batch p50 ${dr.p50Ms.toFixed(1)} ms, p99 ${dr.p99Ms.toFixed(1)} ms`);
+    lines.push(
+      `device at the run's demand (${dr.batchesPerS} batches/s of ${dr.pagesPerBatch} pages): ${dr.pagesPerS.toLocaleString()} pages/s of ${asked.toLocaleString()} asked, batch p50 ${dr.p50Ms.toFixed(1)} ms, p99 ${dr.p99Ms.toFixed(1)} ms`,
+    );
     if (dr.pagesPerS < 0.9 * asked) lines.push(`  -> the disk alone cannot deliver this run's cold reads now: no read path can; rerun when it recovers`);
   }
   const cl = r.client;

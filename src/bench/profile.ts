@@ -54,7 +54,13 @@ const parsed: Variant[] = variants.map((label) => {
   const [rest, knn] = label.split('~');
   const [pathPolicy, placement] = rest!.split('#');
   const [readPath, policy] = pathPolicy!.split('@');
-  return { label, readPath: readPath as ReadPath, policy: policy as PrefetchPolicyName | undefined, placement: placement as RescoreThread | undefined, knn: knn as KnnThread | undefined };
+  return {
+    label,
+    readPath: readPath as ReadPath,
+    policy: policy as PrefetchPolicyName | undefined,
+    placement: placement as RescoreThread | undefined,
+    knn: knn as KnnThread | undefined,
+  };
 });
 
 interface Sample {
@@ -88,15 +94,28 @@ function breakdown(s: Sample, p: QueryProfile): void {
     const together = p.phases.find((ph) => ph.name === 'knn.callerAndExecutor');
     if (together) add(s, 'knn caller+executor', together.durationMs);
   } else add(s, 'knn on caller', p.phases.find((ph) => ph.name === 'knn.onCaller')?.durationMs ?? 0);
-  add(s, 'quantize (sum)', p.segments.reduce((a, x) => a + x.quantizeMs, 0));
+  add(
+    s,
+    'quantize (sum)',
+    p.segments.reduce((a, x) => a + x.quantizeMs, 0),
+  );
   if (rescore.length) {
     const h = slowest(rescore);
     add(s, 'rescore hop queue', h.queueMs);
     add(s, 'rescore hop run', h.runMs);
     add(s, 'rescore hop return', h.returnMs);
-  } else add(s, 'rescore on caller', p.rescore.reduce((a, x) => a + x.runMs, 0));
+  } else
+    add(
+      s,
+      'rescore on caller',
+      p.rescore.reduce((a, x) => a + x.runMs, 0),
+    );
   for (const ph of p.phases) if (!/^(rescore|knn)\.(executor|onCaller|callerAndExecutor|worker)/.test(ph.name)) add(s, ph.name, ph.durationMs);
-  add(s, 'gc pauses', p.gc.reduce((a, g) => a + g.durationMs, 0));
+  add(
+    s,
+    'gc pauses',
+    p.gc.reduce((a, g) => a + g.durationMs, 0),
+  );
 }
 
 for (let pass = 0; pass < 2; pass++) {
@@ -104,7 +123,16 @@ for (let pass = 0; pass < 2; pass++) {
     for (let j = 0; j < parsed.length; j++) {
       const v = parsed[(i + j) % parsed.length]!;
       const t0 = performance.now();
-      const r = await index.search(vectors[i]!, { k, oversample, numCandidates, readPath: v.readPath, prefetchPolicy: v.policy, rescoreThread: v.placement, knnThread: v.knn, profile });
+      const r = await index.search(vectors[i]!, {
+        k,
+        oversample,
+        numCandidates,
+        readPath: v.readPath,
+        prefetchPolicy: v.policy,
+        rescoreThread: v.placement,
+        knnThread: v.knn,
+        profile,
+      });
       const ms = performance.now() - t0;
       if (pass === 0) continue;
       const s = samples.get(v.label)!;
@@ -133,10 +161,13 @@ const lines = [
 ];
 if (profile) {
   const parts = [...new Set(parsed.flatMap((v) => [...samples.get(v.label)!.parts.keys()]))];
-  const partRows = parts.map((part) => [part, ...parsed.map((v) => {
-    const a = samples.get(v.label)!.parts.get(part);
-    return a ? summarize(a).mean : NaN;
-  })]);
+  const partRows = parts.map((part) => [
+    part,
+    ...parsed.map((v) => {
+      const a = samples.get(v.label)!.parts.get(part);
+      return a ? summarize(a).mean : NaN;
+    }),
+  ]);
   lines.push('', 'mean ms per query by part (hops: the slowest hop of the phase)', table(['part', ...parsed.map((v) => v.label)], partRows));
   // The tail: the same parts over the slowest 1% of each variant's queries (where p99 comes from).
   const slowest = parsed.map((v) => {

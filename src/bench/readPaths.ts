@@ -77,7 +77,6 @@ function findRoot(): string {
 
 // ---- helpers ----------------------------------------------------------------------------------
 
-
 /** Distinct random page offsets, in random (not sorted) order like a shortlist in score order. */
 function randomPages(r: () => number, filePages: number, n: number, out: Float64Array): void {
   const seen = new Set<number>();
@@ -604,7 +603,11 @@ async function main(): Promise<void> {
   for (const p of paths) if (p.maxColdBatches !== undefined) log(`  ${p.name}: only ${Math.min(p.maxColdBatches, opts.batches)} cold batches);`);
   log('disk reads / KiB read / majflt are per batch (whole-disk counters: other processes add noise);');
   log(`warm = the same cached batch ${opts.warmReps}x: p50 and min us per page; +us/pg compares mins (least disturbed by other load)`);
-  log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cpus`);
+  log(
+    `load average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${cpus().length} cpus`,
+  );
   for (const [i, row] of table.entries()) {
     log(row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
     if (i === 0) log(widths.map((w) => '-'.repeat(w)).join('  '));

@@ -111,7 +111,10 @@ function matrix(set: RecallSet): Config[] {
   const full = values.matrix === 'full';
   if (values.matrix === 'lean') {
     // Big sets: Lucene's exact 1-bit format against the default build (rotated, plain mean).
-    return [{ bits: 1, rotate: false, centroid: 'lucene', hnsw: true }, { bits: 1, rotate: true, centroid: cosine ? 'mean' : 'lucene', hnsw: true }];
+    return [
+      { bits: 1, rotate: false, centroid: 'lucene', hnsw: true },
+      { bits: 1, rotate: true, centroid: cosine ? 'mean' : 'lucene', hnsw: true },
+    ];
   }
   if (values.matrix === 'hnsw') {
     // Where the graph loses against the exhaustive scan at equal candidates (docs/recall-and-tuning.md).
@@ -161,7 +164,10 @@ interface PreparedField {
 
 function prepare(set: RecallSet, cfg: Config): PreparedField {
   const settings: QuantizationSettings = quantizationSettings({
-    bits: cfg.bits, centroid: cfg.centroid, rotation: cfg.rotate ? DEFAULT_ROTATION_SEED : false, intervals: cfg.intervals,
+    bits: cfg.bits,
+    centroid: cfg.centroid,
+    rotation: cfg.rotate ? DEFAULT_ROTATION_SEED : false,
+    intervals: cfg.intervals,
   });
   const q = quantizeField(set.base, set.similarity, { settings, withQueryRecords: cfg.hnsw && !cfg.fp32Graph });
   const rotation = cfg.rotate ? new RandomizedHadamard(set.dims, DEFAULT_ROTATION_SEED) : null;
@@ -175,13 +181,24 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
     const planesPtr = kernels.alloc(4 * codeBytes);
     const records = { kernels, recordsPtr, count: n, codeBytes, recordBytes };
     const scorer = new BinaryQuantizedScorer(records, {
-      planesPtr, lower: 0, upper: 0, additionalCorrection: 0, componentSum: 0, dims: set.dims, similarity: set.similarity.ordinal, centroidDP: q.centroidDP,
+      planesPtr,
+      lower: 0,
+      upper: 0,
+      additionalCorrection: 0,
+      componentSum: 0,
+      dims: set.dims,
+      similarity: set.similarity.ordinal,
+      centroidDP: q.centroidDP,
     });
     scorer.reserve(4096);
     const { queryRecordsPtr, supplier } = graphSupplier(set, q, records);
     const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
     return {
-      q, rotation, scorer, supplier, records,
+      q,
+      rotation,
+      scorer,
+      supplier,
+      records,
       setQuery(query) {
         const planes = kernels.u8().subarray(planesPtr, planesPtr + 4 * codeBytes);
         const qq = quantizer.quantize(query, q.centroid, planes, enc, rotation);
@@ -208,7 +225,11 @@ function prepare(set: RecallSet, cfg: Config): PreparedField {
   const quantizer = new QueryQuantizer(set.similarity, set.dims, kernels);
   const { queryRecordsPtr, supplier } = graphSupplier(set, q, records);
   return {
-    q, rotation, scorer, supplier, records,
+    q,
+    rotation,
+    scorer,
+    supplier,
+    records,
     setQuery(query) {
       const qq = quantizer.quantize(query, q.centroid, code, enc, rotation);
       kernels.u8().set(code, codePtr);
@@ -280,9 +301,14 @@ function runConfig(set: RecallSet, cfg: Config, hnswDocs: number): Row[] {
     }
     const perQ = (rec: Record<number, number>) => Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, v / nq]));
     rows.push({
-      set: set.name, config: cfg, phase: 'exhaustive', recall: perQ(recall),
-      firstPhaseMs: Object.fromEntries(OVERSAMPLES.map((os) => [os, fpMs / nq])), rescoreMs: perQ(rescoreMs),
-      bytesPerVector: codeBytes, buildMs: quantizeMs,
+      set: set.name,
+      config: cfg,
+      phase: 'exhaustive',
+      recall: perQ(recall),
+      firstPhaseMs: Object.fromEntries(OVERSAMPLES.map((os) => [os, fpMs / nq])),
+      rescoreMs: perQ(rescoreMs),
+      bytesPerVector: codeBytes,
+      buildMs: quantizeMs,
       visited: Object.fromEntries(OVERSAMPLES.map((os) => [os, set.base.size])),
     });
     if (cfg.hnsw && values.phase !== 'exhaustive' && set.base.size <= hnswDocs) rows.push(hnswRow(set, cfg, f, codeBytes));
@@ -305,7 +331,10 @@ function hnswRow(set: RecallSet, cfg: Config, f: PreparedField, codeBytes: numbe
   const visited: Record<number, number> = {};
   const nq = cfg.bits === 1 ? set.queries.length : Math.min(MULTIBIT_QUERIES, set.queries.length);
   for (const os of OVERSAMPLES) {
-    let rec = 0, ms = 0, rms = 0, vis = 0;
+    let rec = 0,
+      ms = 0,
+      rms = 0,
+      vis = 0;
     const kPrime = K * os;
     for (let qi = 0; qi < nq; qi++) {
       const s0 = performance.now();
@@ -355,10 +384,24 @@ for (const name of wanted) {
   if (name === 'gen' && values['gen-index']) {
     const served = await servedRows(set, values['gen-index'], OVERSAMPLES, K);
     const config: Config = {
-      bits: served.bits as DocBits, rotate: served.rotated, centroid: set.similarity === VectorSimilarityFunction.COSINE ? 'mean' : 'lucene', hnsw: true, servedIndex: values['gen-index'],
+      bits: served.bits as DocBits,
+      rotate: served.rotated,
+      centroid: set.similarity === VectorSimilarityFunction.COSINE ? 'mean' : 'lucene',
+      hnsw: true,
+      servedIndex: values['gen-index'],
     };
     for (const r of served.rows) {
-      const row: Row = { set: set.name, config, phase: r.phase, recall: r.recall, firstPhaseMs: r.searchMs, rescoreMs: {}, bytesPerVector: served.bytesPerVector, buildMs: NaN, visited: r.visited };
+      const row: Row = {
+        set: set.name,
+        config,
+        phase: r.phase,
+        recall: r.recall,
+        firstPhaseMs: r.searchMs,
+        rescoreMs: {},
+        bytesPerVector: served.bytesPerVector,
+        buildMs: NaN,
+        visited: r.visited,
+      };
       all.push(row);
       process.stderr.write(`  ${label(config).padEnd(24)} ${r.phase.padEnd(10)} ${OVERSAMPLES.map((os) => `os${os} ${r.recall[os].toFixed(3)}`).join('  ')}\n`);
     }
@@ -375,7 +418,9 @@ for (const name of wanted) {
     const rows = runConfig(set, cfg, hnswDocs);
     for (const r of rows) {
       all.push(r);
-      process.stderr.write(`  ${label(cfg).padEnd(24)} ${r.phase.padEnd(10)} ${OVERSAMPLES.map((os) => `os${os} ${r.recall[os].toFixed(3)}`).join('  ')}  fp ${(r.firstPhaseMs[5] ?? r.firstPhaseMs[OVERSAMPLES[0]]).toFixed(2)} ms\n`);
+      process.stderr.write(
+        `  ${label(cfg).padEnd(24)} ${r.phase.padEnd(10)} ${OVERSAMPLES.map((os) => `os${os} ${r.recall[os].toFixed(3)}`).join('  ')}  fp ${(r.firstPhaseMs[5] ?? r.firstPhaseMs[OVERSAMPLES[0]]).toFixed(2)} ms\n`,
+      );
     }
   }
   set.close();
@@ -384,10 +429,29 @@ for (const name of wanted) {
 const header = ['set', 'codes', 'first phase', ...OVERSAMPLES.map((os) => `os${os}`), 'fp ms@os5', 'rescore ms@os5', 'visits/q@os5', 'B/vec'];
 const out = [
   `bench:recall  k=${K}, num_candidates ${NUM_CANDIDATES} (HNSW ef = max(nc, 4 x k x oversample), the service's default), recall@10 after exact rescoring of k x oversample; ` +
-    `${started.toISOString()}, load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+    `${started.toISOString()}, load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
   '',
-  table(header, all.map((r) => [r.set, label(r.config), r.phase, ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)), r.firstPhaseMs[5] ?? NaN, r.rescoreMs[5] ?? '-', Math.round(r.visited[5] ?? NaN), r.bytesPerVector])),
-  ...(all.some((r) => r.config.servedIndex) ? ['', "built index rows: the service's search on the index (recallServed.ts); their ms are whole searches (first phase + the service's rescoring), B/vec what the open index holds."] : []),
+  table(
+    header,
+    all.map((r) => [
+      r.set,
+      label(r.config),
+      r.phase,
+      ...OVERSAMPLES.map((os) => r.recall[os].toFixed(3)),
+      r.firstPhaseMs[5] ?? NaN,
+      r.rescoreMs[5] ?? '-',
+      Math.round(r.visited[5] ?? NaN),
+      r.bytesPerVector,
+    ]),
+  ),
+  ...(all.some((r) => r.config.servedIndex)
+    ? [
+        '',
+        "built index rows: the service's search on the index (recallServed.ts); their ms are whole searches (first phase + the service's rescoring), B/vec what the open index holds.",
+      ]
+    : []),
   ...gapTable(all),
 ].join('\n');
 process.stdout.write(`${out}\n`);
@@ -411,6 +475,10 @@ function gapTable(rows: readonly Row[]): string[] {
     body.push([r.set, label(r.config), ...OVERSAMPLES.map((o) => (r.recall[o] - ex.recall[o]).toFixed(3)), (perVisit / perDoc).toFixed(2)]);
   }
   if (body.length === 0) return [];
-  return ['', 'HNSW minus exhaustive at equal candidates (k x oversample), and ms per visit / ms per scanned doc:', '',
-    table(['set', 'codes', ...OVERSAMPLES.map((o) => `os${o}`), 'visit/doc cost'], body)];
+  return [
+    '',
+    'HNSW minus exhaustive at equal candidates (k x oversample), and ms per visit / ms per scanned doc:',
+    '',
+    table(['set', 'codes', ...OVERSAMPLES.map((o) => `os${o}`), 'visit/doc cost'], body),
+  ];
 }

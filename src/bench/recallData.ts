@@ -69,7 +69,9 @@ function exactFn(similarity: VectorSimilarityFunction): (q: Float32Array, v: Flo
   }
   if (similarity === VectorSimilarityFunction.COSINE) {
     return (q, v) => {
-      let d = 0, nq = 0, nv = 0;
+      let d = 0,
+        nq = 0,
+        nv = 0;
       for (let i = 0; i < q.length; i++) {
         d += q[i] * v[i];
         nq += q[i] * q[i];
@@ -93,7 +95,9 @@ const TRUTH_K = 100;
  */
 async function bruteForceTruth(
   set: { base: FloatVectorSource; queries: Float32Array[]; similarity: VectorSimilarityFunction },
-  exact: (q: Float32Array, v: Float32Array) => number, k: number, cacheFile: string,
+  exact: (q: Float32Array, v: Float32Array) => number,
+  k: number,
+  cacheFile: string,
 ): Promise<{ truth: Int32Array[]; kthScore: Float64Array }> {
   const { base, queries } = set;
   const kk = Math.min(TRUTH_K, base.size);
@@ -162,7 +166,13 @@ async function bruteForceTruth(
 }
 
 async function inMemorySet(
-  name: string, similarity: VectorSimilarityFunction, base: Float32Array, queries: Float32Array[], dims: number, k: number, cacheDir: string,
+  name: string,
+  similarity: VectorSimilarityFunction,
+  base: Float32Array,
+  queries: Float32Array[],
+  dims: number,
+  k: number,
+  cacheDir: string,
 ): Promise<RecallSet> {
   const source = arraySource(base, dims);
   const fn = exactFn(similarity);
@@ -230,7 +240,11 @@ export async function genSet(dir: string, queryCount: number): Promise<RecallSet
   const fn = exactFn(similarity);
   return {
     name: `gen-${spec.n >= 1e6 ? `${spec.n / 1e6}m` : `${spec.n / 1e3}k`}-${dims}`,
-    similarity, dims, base, queries, truth,
+    similarity,
+    dims,
+    base,
+    queries,
+    truth,
     kthScore: new Float64Array(n).fill(NaN),
     exact: (qv, ord) => fn(qv, base.vector(ord)),
     close: () => mapped.close(),

@@ -85,7 +85,8 @@ const exactDocs = new Float32Array(docs * dims);
 for (let o = 0; o < docs; o++) {
   const x = centred(set.base.vector(o));
   exactDocs.set(x, o * dims);
-  let xx = 0, xc = 0;
+  let xx = 0,
+    xc = 0;
   for (let i = 0; i < dims; i++) {
     xx += x[i] * x[i];
     xc += (x[i] + centroid[i]) * centroid[i];
@@ -93,7 +94,10 @@ for (let o = 0; o < docs; o++) {
   docTerm[o] = euclidean ? -xx / 2 : xc;
 }
 
-interface DocVariant { readonly name: string; readonly vectors: Float32Array }
+interface DocVariant {
+  readonly name: string;
+  readonly vectors: Float32Array;
+}
 const docBits = (values.bits ?? '1,2,4').split(',').map(Number);
 const docVariants: DocVariant[] = [{ name: 'exact', vectors: exactDocs }];
 for (const bits of docBits) {
@@ -127,7 +131,9 @@ for (const dv of docVariants) {
   for (const qv of queryVariants) {
     if (dv.name === 'exact' && qv !== 'exact') continue;
     const recall = OVERSAMPLES.map(() => 0);
-    let spread = 0, bias = 0, topSlots = 0;
+    let spread = 0,
+      bias = 0,
+      topSlots = 0;
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queryVector(qi, qv);
       kernels.f32().set(q, qPtr >>> 2);
@@ -193,7 +199,10 @@ function exactCentredDots(qi: number, ords: Int32Array): Float64Array {
 
 process.stdout.write(
   `bench:recall-error  ${set.name}: ${docs} docs x ${dims}, ${queries.length} queries, rotated codes (centroid ${cosine ? 'plain mean' : "Lucene's"}); ` +
-  `load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}\n\n` +
-  table(['docs', 'query', ...OVERSAMPLES.map((o) => `os${o}`), `err spread top${TOP}`, 'mean err'], rows) + '\n',
+    `load ${loadBefore.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}\n\n` +
+    table(['docs', 'query', ...OVERSAMPLES.map((o) => `os${o}`), `err spread top${TOP}`, 'mean err'], rows) +
+    '\n',
 );
 set.close();

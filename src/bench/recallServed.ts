@@ -47,14 +47,21 @@ export async function servedRows(set: RecallSet, indexDir: string, oversamples: 
       const searchMs: Record<number, number> = {};
       const visited: Record<number, number> = {};
       for (const os of oversamples) {
-        let rec = 0, ms = 0, vis = 0;
+        let rec = 0,
+          ms = 0,
+          vis = 0;
         const options: SearchOptions = { k, oversample: os, segmentSearch };
         for (let qi = 0; qi < set.queries.length; qi++) {
           const t0 = performance.now();
           const r = await index.search(set.queries[qi], options);
           ms += performance.now() - t0;
           vis += r.stats.visited;
-          rec += recallOf(set, qi, Int32Array.from(r.hits, (h) => Number(h.id)), k);
+          rec += recallOf(
+            set,
+            qi,
+            Int32Array.from(r.hits, (h) => Number(h.id)),
+            k,
+          );
         }
         recall[os] = rec / set.queries.length;
         searchMs[os] = ms / set.queries.length;

@@ -47,7 +47,9 @@ const queries = values.queries ?? '200';
 const cacheMiB = Number(values['cache-mib'] ?? 256);
 /** The disk just before the cold runs, when there were any. */
 let deviceBefore: DeviceHealth | null = null;
-const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
+const vecFiles = readdirSync(ds.indexDir)
+  .filter((f) => f.endsWith('.vec'))
+  .map((f) => join(ds.indexDir, f));
 
 interface RunResult {
   readPath: ReadPath;
@@ -106,7 +108,21 @@ if (values.only !== 'cold') {
     { k: 100, oversample: 5, label: 'prefetch policies on mmap+parallel (mmap: no prefetch)', paths: ['mmap', ...PREFETCH_POLICIES.map((p) => `mmap+parallel@${p}`)] },
   ];
   for (const c of comparisons) {
-    const argv = [distPath('src', 'bench', 'rescoreRun.js'), '--n', String(ds.n), '--dim', String(ds.dim), '--queries', queries, '--read-paths', c.paths.join(','), '--k', String(c.k), '--oversample', String(c.oversample)];
+    const argv = [
+      distPath('src', 'bench', 'rescoreRun.js'),
+      '--n',
+      String(ds.n),
+      '--dim',
+      String(ds.dim),
+      '--queries',
+      queries,
+      '--read-paths',
+      c.paths.join(','),
+      '--k',
+      String(c.k),
+      '--oversample',
+      String(c.oversample),
+    ];
     const out = spawnSync(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
     if (out.status !== 0) throw new Error(`warm side-by-side run exited ${out.status}`);
     warmSideBySide.push({ ...JSON.parse(out.stdout.trim().split('\n').at(-1)!), label: c.label });
@@ -118,7 +134,7 @@ if (values.only !== 'warm') {
   const limit = Math.ceil(probe.rssAnonBytes + 256 * 2 ** 20 /* JS heaps, node itself */ + cacheMiB * 2 ** 20);
   if (support.ok) {
     group = MemoryCgroup.create(`prescore-bench-rescore-${process.pid}`, limit);
-    limitNote = `cgroup v1 memory limit ${(limit / 2 ** 30).toFixed(2)} GiB (resident codes+graphs ${(probe.rssAnonBytes / 2 ** 30).toFixed(2)} GiB, ~${cacheMiB} MiB left for page cache) vs ${(vecFiles.length * ds.segmentDocs * ds.dim * 4 / 2 ** 30).toFixed(1)} GiB of fp32`;
+    limitNote = `cgroup v1 memory limit ${(limit / 2 ** 30).toFixed(2)} GiB (resident codes+graphs ${(probe.rssAnonBytes / 2 ** 30).toFixed(2)} GiB, ~${cacheMiB} MiB left for page cache) vs ${((vecFiles.length * ds.segmentDocs * ds.dim * 4) / 2 ** 30).toFixed(1)} GiB of fp32`;
   } else {
     limitNote = `no cgroup (${support.reason}); eviction only`;
   }
@@ -184,13 +200,30 @@ for (const c of configs) {
   if (rows.length === 0) continue;
   lines.push('', `cold, k=${c.k}, oversample ${c.oversample} (${c.k * c.oversample} candidates); ${limitNote}`);
   lines.push(
-    'device = the same query\'s rescoring pages read with io_uring O_DIRECT, all in flight, one thread, right before/after its search (same run);',
+    "device = the same query's rescoring pages read with io_uring O_DIRECT, all in flight, one thread, right before/after its search (same run);",
     `read ahead/q = pages the first phase prefetched for rescoring as each segment finished (LeaderReadAhead; above ${MIN_READ_AHEAD_CANDIDATES} candidates): those reads overlap the first phase, so rescore/dev then measures only what was left to wait for;`,
     `cpu ref = a fixed ~2 ms wasm job (CpuReference) after every query: its p99/p50 is the machine's own tail for CPU work (1.0 when quiet)`,
   );
   lines.push(
     table(
-      ['read path', 'p50 ms', 'p99 ms', 'p99/p50', 'rescore p50', 'rescore p99', 'device p50', 'device p99', 'rescore/dev p50', 'rescore/dev p99', 'cpu ref p99/p50', 'pages/q', 'search disk reads/q', `recall@${c.k}`, 'syscalls/q', 'read ahead/q'],
+      [
+        'read path',
+        'p50 ms',
+        'p99 ms',
+        'p99/p50',
+        'rescore p50',
+        'rescore p99',
+        'device p50',
+        'device p99',
+        'rescore/dev p50',
+        'rescore/dev p99',
+        'cpu ref p99/p50',
+        'pages/q',
+        'search disk reads/q',
+        `recall@${c.k}`,
+        'syscalls/q',
+        'read ahead/q',
+      ],
       rows,
     ),
   );
@@ -199,7 +232,9 @@ for (const c of configs) {
   if (mmap) {
     const mmapRescore = mmap[5] as number;
     const bestRescore = Math.min(...rows.map((r) => r[5] as number));
-    lines.push(`best p99 (${best[0]}) / mmap p99 = 1/${((mmap[2] as number) / (best[2] as number)).toFixed(1)}; rescore phase p99: best / mmap = 1/${(mmapRescore / bestRescore).toFixed(1)}`);
+    lines.push(
+      `best p99 (${best[0]}) / mmap p99 = 1/${((mmap[2] as number) / (best[2] as number)).toFixed(1)}; rescore phase p99: best / mmap = 1/${(mmapRescore / bestRescore).toFixed(1)}`,
+    );
   }
 }
 for (const w of warmSideBySide) {
@@ -220,6 +255,11 @@ const policyRows = PREFETCH_POLICIES.map((p) => {
   return [p, c?.p50 ?? NaN, c?.p99 ?? NaN, rs?.p50 ?? NaN, rs?.p99 ?? NaN, cold ? cold.r.prefetched / cold.r.queries : NaN, cold ? cold.r.resident / cold.r.queries : NaN];
 });
 // With --no-policies only the default policy ran (as the path rows): no table of NaN rows.
-if (!values['no-policies'] && policyRows.some((r) => Number.isFinite(r[1] as number))) lines.push('', 'cold, prefetch policies on mmap+parallel, k=100 oversample 5', table(['policy', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'prefetched/q', 'found resident/q'], policyRows));
+if (!values['no-policies'] && policyRows.some((r) => Number.isFinite(r[1] as number)))
+  lines.push(
+    '',
+    'cold, prefetch policies on mmap+parallel, k=100 oversample 5',
+    table(['policy', 'p50 ms', 'p99 ms', 'rescore p50', 'rescore p99', 'prefetched/q', 'found resident/q'], policyRows),
+  );
 process.stdout.write(`${lines.join('\n')}\n`);
 writeFileSync(`${ds.indexDir}.rescore.json`, JSON.stringify({ limitNote, results, warmSideBySide }, null, 2));

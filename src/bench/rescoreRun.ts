@@ -58,7 +58,12 @@ if (device) {
   for (const v of vectors) {
     const knn = new KnnFloatVectorQuery(reader.field.name, v, candidates, { numCandidates: Math.max(candidates, NUM_CANDIDATES) });
     const { topDocs } = await searcher.search(knn, candidates);
-    pageSets.push(device.pagesOf(reader, topDocs.scoreDocs.map((d) => d.doc)));
+    pageSets.push(
+      device.pagesOf(
+        reader,
+        topDocs.scoreDocs.map((d) => d.doc),
+      ),
+    );
   }
 }
 
@@ -122,7 +127,9 @@ if (values['read-paths']) {
       }
     }
   }
-  process.stdout.write(`${JSON.stringify({ k, oversample, queries: vectors.length, sideBySide: paths.map((p) => ({ readPath: p, latencyMs: latency.get(p), rescoreMs: rescore.get(p) })) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ k, oversample, queries: vectors.length, sideBySide: paths.map((p) => ({ readPath: p, latencyMs: latency.get(p), rescoreMs: rescore.get(p) })) })}\n`,
+  );
   await index.close();
   process.exit(0);
 }

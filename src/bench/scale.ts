@@ -68,7 +68,13 @@ if (values.sweep) {
     const [docs, beam] = x.split(':');
     return { segmentDocs: docs === 'default' ? undefined : Number(docs!.replace(/_/g, '')), beamWidth: beam === undefined ? undefined : Number(beam) };
   });
-  await segmentSweep({ n: Number(values.n ?? 1_000_000), layouts, queries: Number(values.queries ?? 1000), keep: values.keep === true, numCandidates: list(values['num-candidates'], [100, 200]) });
+  await segmentSweep({
+    n: Number(values.n ?? 1_000_000),
+    layouts,
+    queries: Number(values.queries ?? 1000),
+    keep: values.keep === true,
+    numCandidates: list(values['num-candidates'], [100, 200]),
+  });
   process.exit(0);
 }
 
@@ -143,7 +149,8 @@ const indexes = await Promise.all(datasets.map((ds) => openIndex(ds.indexDir)));
 const sideBySide = datasets.map(() => [] as number[]);
 const queries = await Promise.all(datasets.map((ds) => loadQueries(ds)));
 const sideBySideCount = Math.min(queryCount, ...queries.map((q) => q.vectors.length));
-for (let i = 0; i < Math.min(100, sideBySideCount); i++) for (let s = 0; s < indexes.length; s++) await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
+for (let i = 0; i < Math.min(100, sideBySideCount); i++)
+  for (let s = 0; s < indexes.length; s++) await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
 for (let i = 0; i < sideBySideCount; i++) {
   for (let j = 0; j < indexes.length; j++) {
     const s = (i + j) % indexes.length;
@@ -159,7 +166,13 @@ const loadAfter = loadAverage();
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 const cols = results.map((r) => `${(r.n / 1e6).toLocaleString()}M`);
-const row = (label: string, f: (r: SizeResult, i: number) => string | number) => [label, ...results.map((r, i) => { const v = f(r, i); return typeof v === 'number' ? fmt(v) : v; })];
+const row = (label: string, f: (r: SizeResult, i: number) => string | number) => [
+  label,
+  ...results.map((r, i) => {
+    const v = f(r, i);
+    return typeof v === 'number' ? fmt(v) : v;
+  }),
+];
 const rows: (string | number)[][] = [
   row('segments (docs each)', (r) => `${r.segments} (${r.segmentDocs.toLocaleString()})`),
   row('files: fp32 / codes / graphs', (r) => `${gib(r.bytes.vectors)} / ${mib(r.bytes.codes)} / ${mib(r.bytes.graph)}`),
@@ -206,13 +219,18 @@ if (results.length >= 2) {
   );
 }
 process.stdout.write(`${lines.join('\n')}\n`);
-writeFileSync(join(packageRoot(), '.bench', bits === 1 ? 'scale.json' : `scale-b${bits}.json`), JSON.stringify({ sizes, bits, threads, headroom, loadBefore, loadAfter, results, sideBySide: sideBySideSummary }, null, 2));
+writeFileSync(
+  join(packageRoot(), '.bench', bits === 1 ? 'scale.json' : `scale-b${bits}.json`),
+  JSON.stringify({ sizes, bits, threads, headroom, loadBefore, loadAfter, results, sideBySide: sideBySideSummary }, null, 2),
+);
 
 async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<SizeResult> {
   const reader = DirectoryReader.open(ds.indexDir);
   const description = describeReader(reader, ds.name, 'mmap+parallel', { threads });
   reader.close();
-  const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
+  const vecFiles = readdirSync(ds.indexDir)
+    .filter((f) => f.endsWith('.vec'))
+    .map((f) => join(ds.indexDir, f));
   const tag = `${(ds.n / 1e6).toLocaleString()}M`;
 
   const resident: Resident[] = [];
@@ -314,7 +332,14 @@ type Started = { readonly oom: false; readonly server: ColdServer } | { readonly
 async function startServer(ds: BenchDataset, coldFiles: readonly string[], workers: number, limit: number): Promise<Started> {
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--max-inflight', '32', '--max-queue', '32'];
   try {
-    const server = await ColdServer.start({ argv, env: { PRESCORE_THREADS: String(workers) }, coldFiles, limit: { kind: 'fixed', bytes: limit }, cgroup: support, name: `prescore-bench-scale-${process.pid}` });
+    const server = await ColdServer.start({
+      argv,
+      env: { PRESCORE_THREADS: String(workers) },
+      coldFiles,
+      limit: { kind: 'fixed', bytes: limit },
+      cgroup: support,
+      name: `prescore-bench-scale-${process.pid}`,
+    });
     return { oom: false, server };
   } catch (e) {
     if (e instanceof ServerStartError && e.outOfMemory) return { oom: true };
@@ -332,7 +357,13 @@ async function singleStream(url: string, vectors: readonly Float32Array[], truth
   const firstPhase: number[] = [];
   let recall = 0;
   for (let i = 0; i < vectors.length; i++) {
-    const body = JSON.stringify({ vector: Array.from(vectors[i]), k, ...(NUM_CANDIDATES === undefined ? {} : { num_candidates: Math.max(k, NUM_CANDIDATES) }), oversample, stats: true });
+    const body = JSON.stringify({
+      vector: Array.from(vectors[i]),
+      k,
+      ...(NUM_CANDIDATES === undefined ? {} : { num_candidates: Math.max(k, NUM_CANDIDATES) }),
+      oversample,
+      stats: true,
+    });
     const t0 = performance.now();
     const res = await fetch(`${url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const json = (await res.json()) as { hits: { id: string }[]; stats: { timings: { first_phase_ms: number } } };

@@ -130,16 +130,55 @@ export async function segmentSweep(options: SweepOptions): Promise<void> {
       const total = summarize(latency.get(keyOf(vi, 5, nc))!);
       const cpuMs = mean(cpu.get(keyOf(vi, 5, nc))!);
       const beam = nc === 0 ? `default (${defaultBeam(K * 5)})` : nc;
-      rows.push([v.label, v.segments, beam, r3.toFixed(4), r5.toFixed(4), fp.p50, fp.p99, total.p50, cpuMs.toFixed(2), Math.round(vis), v.build ? `${(v.build.seconds / 60).toFixed(1)} min` : '-', v.build ? v.build.peakRssGiB : '-']);
-      json.push({ variant: v.label, segments: v.segments, numCandidates: nc === 0 ? null : nc, recallAt10: { oversample3: r3, oversample5: r5 }, firstPhaseMsOversample5: fp, totalMsOversample5: total, cpuMsPerSearchOversample5: cpuMs, visitedOversample5: vis, build: v.build });
+      rows.push([
+        v.label,
+        v.segments,
+        beam,
+        r3.toFixed(4),
+        r5.toFixed(4),
+        fp.p50,
+        fp.p99,
+        total.p50,
+        cpuMs.toFixed(2),
+        Math.round(vis),
+        v.build ? `${(v.build.seconds / 60).toFixed(1)} min` : '-',
+        v.build ? v.build.peakRssGiB : '-',
+      ]);
+      json.push({
+        variant: v.label,
+        segments: v.segments,
+        numCandidates: nc === 0 ? null : nc,
+        recallAt10: { oversample3: r3, oversample5: r5 },
+        firstPhaseMsOversample5: fp,
+        totalMsOversample5: total,
+        cpuMsPerSearchOversample5: cpuMs,
+        visitedOversample5: vis,
+        build: v.build,
+      });
     }
   });
   const threads = Executor.get().threads;
   process.stdout.write(
     [
       `bench:scale --sweep  ${options.n.toLocaleString()} x 1024 cosine, ${vectors.length} queries, k=10, warm, ${threads} executor threads; variants interleaved query by query`,
-      'first phase, search p50, CPU (all threads, mean) and visited at oversample 5 (k\' = 50); build: prescore build in a child process, this machine',
-      table(['segment size', 'segments', 'num_candidates', 'recall@10 os3', 'recall@10 os5', 'first-phase p50 ms', 'p99 ms', 'search p50 ms', 'cpu ms/search', 'visited/q', 'build', 'build peak RSS GiB'], rows),
+      "first phase, search p50, CPU (all threads, mean) and visited at oversample 5 (k' = 50); build: prescore build in a child process, this machine",
+      table(
+        [
+          'segment size',
+          'segments',
+          'num_candidates',
+          'recall@10 os3',
+          'recall@10 os5',
+          'first-phase p50 ms',
+          'p99 ms',
+          'search p50 ms',
+          'cpu ms/search',
+          'visited/q',
+          'build',
+          'build peak RSS GiB',
+        ],
+        rows,
+      ),
     ].join('\n') + '\n',
   );
   writeFileSync(`${base.indexDir}-sweep.json`, JSON.stringify(json, null, 2));
@@ -158,7 +197,10 @@ function viaIndex(index: VectorIndex): Search {
 function viaMultiLeaf(searcher: IndexSearcher, reader: DirectoryReader): Search {
   return async (q, oversample, numCandidates) => {
     const candidates = K * oversample;
-    const knn = new KnnFloatVectorQuery('vector', q, candidates, { numCandidates: numCandidates === 0 ? defaultBeam(candidates) : Math.max(candidates, numCandidates), multiLeaf: true });
+    const knn = new KnnFloatVectorQuery('vector', q, candidates, {
+      numCandidates: numCandidates === 0 ? defaultBeam(candidates) : Math.max(candidates, numCandidates),
+      multiLeaf: true,
+    });
     const { topDocs, stats } = await searcher.search(RescoreTopNQuery.createFullPrecisionRescorerQuery(knn, q, 'vector', K), K);
     const ids = topDocs.scoreDocs.map((sd) => {
       const leaf = leafOf(reader.leaves, sd.doc);

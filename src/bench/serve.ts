@@ -103,7 +103,12 @@ interface Scrape {
 
 async function scrape(url: string): Promise<Scrape> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return { cpuS: metric(text, 'process_cpu_seconds_total'), queries: metric(text, 'prescore_queries_total'), engineS: metric(text, 'prescore_query_seconds_total'), delay: delayBuckets(text) };
+  return {
+    cpuS: metric(text, 'process_cpu_seconds_total'),
+    queries: metric(text, 'prescore_queries_total'),
+    engineS: metric(text, 'prescore_query_seconds_total'),
+    delay: delayBuckets(text),
+  };
 }
 
 /** The smallest bucket bound (ms) holding 99% of the delay samples between two scrapes: the p99 is at most this. */
@@ -130,7 +135,13 @@ function warmFile(path: string): void {
 async function startServer(ds: BenchDataset, extra: readonly string[], cold: { readonly files: readonly string[] } | null): Promise<ColdServer> {
   const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', ...extra];
   if (cold === null) return ColdServer.start({ argv, coldFiles: [], limit: { kind: 'fixed', bytes: 0 }, cgroup: { ok: false, reason: 'warm' }, name: 'warm' });
-  return ColdServer.start({ argv, coldFiles: cold.files, limit: { kind: 'after-open', cacheBytes, anonCeilingBytes: 2048 * MIB }, cgroup, name: `prescore-bench-serve-${process.pid}` });
+  return ColdServer.start({
+    argv,
+    coldFiles: cold.files,
+    limit: { kind: 'after-open', cacheBytes, anonCeilingBytes: 2048 * MIB },
+    cgroup,
+    name: `prescore-bench-serve-${process.pid}`,
+  });
 }
 
 /** The hit ids of a search answer, joined (what the correctness check compares). */
@@ -184,8 +195,16 @@ async function singleStream(url: string, queries: QuerySet, count: number, libra
     const cpu = process.cpuUsage(cpu0);
     const searches = after.queries - before.queries;
     return {
-      httpP50: percentile(http.sort((a, b) => a - b), 50),
-      libraryP50: library ? percentile(lib.sort((a, b) => a - b), 50) : null,
+      httpP50: percentile(
+        http.sort((a, b) => a - b),
+        50,
+      ),
+      libraryP50: library
+        ? percentile(
+            lib.sort((a, b) => a - b),
+            50,
+          )
+        : null,
       clientCpuMsPerRequest: (cpu.user + cpu.system) / 1000 / count,
       engineMs: ((after.engineS - before.engineS) * 1000) / searches,
       cpuMsPerSearch: ((after.cpuS - before.cpuS) * 1000) / searches,
@@ -206,7 +225,14 @@ interface LoopFigures {
   readonly fiveXx: number;
 }
 
-async function closedLoop(url: string, queries: QuerySet, clients: number, expected: ReadonlyMap<number, string>, firstQuery = 0, shedBackoffMs: number | 'retry-after' = 0): Promise<LoopFigures> {
+async function closedLoop(
+  url: string,
+  queries: QuerySet,
+  clients: number,
+  expected: ReadonlyMap<number, string>,
+  firstQuery = 0,
+  shedBackoffMs: number | 'retry-after' = 0,
+): Promise<LoopFigures> {
   let wrong = 0;
   let checked = 0;
   const before = await scrape(url);
@@ -266,7 +292,12 @@ function bodyParseMicros(queries: QuerySet): { jsonParse: number; direct: number
       rounds[i]!.push(((performance.now() - t0) / 200) * 1000);
     });
   }
-  const [jsonParse, direct, base64] = rounds.map((x) => percentile(x.sort((a, b) => a - b), 50));
+  const [jsonParse, direct, base64] = rounds.map((x) =>
+    percentile(
+      x.sort((a, b) => a - b),
+      50,
+    ),
+  );
   return { jsonParse: jsonParse!, direct: direct!, base64: base64! };
 }
 
@@ -278,7 +309,9 @@ const checks: string[] = [];
 for (const { n, dim } of sizes) {
   const ds = benchDataset(n, dim, n >= 1_000_000 ? 200 : 500);
   ensureIndex(ds);
-  const vecFiles = readdirSync(ds.indexDir).filter((f) => f.endsWith('.vec')).map((f) => join(ds.indexDir, f));
+  const vecFiles = readdirSync(ds.indexDir)
+    .filter((f) => f.endsWith('.vec'))
+    .map((f) => join(ds.indexDir, f));
   const queries = queriesFromFvecs(join(ds.dir, 'query.fvecs'));
   const tag = `${n.toLocaleString()} x ${dim}`;
   for (const f of vecFiles) warmFile(f);
@@ -318,7 +351,20 @@ for (const { n, dim } of sizes) {
     }
     for (const [name, f] of Object.entries(loops)) {
       const r = f.report;
-      rows.push([name, r.answered_per_s, r.shed_per_s, ms(r.latency_ms.p50), ms(r.latency_ms.p99), ms(r.latency_ms.max), ms(r.health_ms?.p99), `<= ${ms(f.delayP99Ms)}`, ms(f.cpuMsPerSearch), `${(f.cpuMsPerSearch / single.engineMs).toFixed(2)}x`, `${f.checked - f.wrong}/${f.checked}`, f.fiveXx]);
+      rows.push([
+        name,
+        r.answered_per_s,
+        r.shed_per_s,
+        ms(r.latency_ms.p50),
+        ms(r.latency_ms.p99),
+        ms(r.latency_ms.max),
+        ms(r.health_ms?.p99),
+        `<= ${ms(f.delayP99Ms)}`,
+        ms(f.cpuMsPerSearch),
+        `${(f.cpuMsPerSearch / single.engineMs).toFixed(2)}x`,
+        `${f.checked - f.wrong}/${f.checked}`,
+        f.fiveXx,
+      ]);
     }
     const capacity = Math.max(...Object.values(loops).map((f) => f.report.answered_per_s));
     const open: Record<string, unknown> = {};
@@ -326,13 +372,29 @@ for (const { n, dim } of sizes) {
       process.stderr.write(`bench:serve ${tag}: open loop, ${rate}/s\n`);
       const r = await runLoad({ url: defaults.url, rate, durationMs: windowMs, warmupMs: 1000, timeoutMs: 5000, queries, k: K });
       open[rate] = r;
-      rows.push([`open ${rate}/s`, r.achieved_rate, Math.round(r.counts.shed / r.steady_window_s), ms(r.latency_ms.p50), ms(r.latency_ms.p99), ms(r.latency_ms.max), '-', '-', '-', '-', '-', r.counts.status_counts['500'] ?? 0]);
+      rows.push([
+        `open ${rate}/s`,
+        r.achieved_rate,
+        Math.round(r.counts.shed / r.steady_window_s),
+        ms(r.latency_ms.p50),
+        ms(r.latency_ms.p99),
+        ms(r.latency_ms.max),
+        '-',
+        '-',
+        '-',
+        '-',
+        '-',
+        r.counts.status_counts['500'] ?? 0,
+      ]);
     }
     (run.warm as Record<string, unknown>).loops = loops;
     (run.warm as Record<string, unknown>).open = open;
 
     const four = loops['defaults/4'];
-    if (four) checks.push(`${tag} warm 4 clients: server CPU ${ms(four.cpuMsPerSearch)} ms per search = ${(four.cpuMsPerSearch / single.engineMs).toFixed(2)}x the single-stream engine time (<= 1.3x ${verdict(four.cpuMsPerSearch <= 1.3 * single.engineMs)})`);
+    if (four)
+      checks.push(
+        `${tag} warm 4 clients: server CPU ${ms(four.cpuMsPerSearch)} ms per search = ${(four.cpuMsPerSearch / single.engineMs).toFixed(2)}x the single-stream engine time (<= 1.3x ${verdict(four.cpuMsPerSearch <= 1.3 * single.engineMs)})`,
+      );
     for (const name of ['defaults/128', 'limited/128', ...BACKOFFS.flatMap((b) => [`defaults/128 ${b}`, `limited/128 ${b}`])]) {
       const f = loops[name];
       if (!f) continue;
@@ -366,14 +428,28 @@ for (const { n, dim } of sizes) {
         first += f.report.answered + f.report.shed + 64;
         loops[`cold/${clients}`] = f;
         const r = f.report;
-        coldRows.push([`cold/${clients}`, r.answered_per_s, r.shed_per_s, ms(r.latency_ms.p50), ms(r.latency_ms.p99), ms(r.latency_ms.max), ms(r.health_ms?.p99), `<= ${ms(f.delayP99Ms)}`, ms(f.cpuMsPerSearch), f.fiveXx]);
+        coldRows.push([
+          `cold/${clients}`,
+          r.answered_per_s,
+          r.shed_per_s,
+          ms(r.latency_ms.p50),
+          ms(r.latency_ms.p99),
+          ms(r.latency_ms.max),
+          ms(r.health_ms?.p99),
+          `<= ${ms(f.delayP99Ms)}`,
+          ms(f.cpuMsPerSearch),
+          f.fiveXx,
+        ]);
       }
       run.cold = { singleStream: single, loops, memory: cold.memory() };
       process.stdout.write(
         `\nbench:serve ${tag} cold (single-stream p50 ${ms(single.httpP50)} ms)\n${table(['run', 'answered/s', 'shed/s', 'p50 ms', 'p99 ms', 'max ms', '/health p99', 'loop delay p99', 'server CPU ms/search', '5xx'], coldRows)}\n`,
       );
       const c128 = loops['cold/128'];
-      if (c128) checks.push(`${tag} cold 128 clients: /health p99 ${ms(c128.report.health_ms?.p99)} ms, event-loop delay p99 <= ${ms(c128.delayP99Ms)} ms, 5xx ${c128.fiveXx}: ${verdict((c128.report.health_ms?.p99 ?? Infinity) <= 50 && c128.delayP99Ms <= 20 && c128.fiveXx === 0)}`);
+      if (c128)
+        checks.push(
+          `${tag} cold 128 clients: /health p99 ${ms(c128.report.health_ms?.p99)} ms, event-loop delay p99 <= ${ms(c128.delayP99Ms)} ms, 5xx ${c128.fiveXx}: ${verdict((c128.report.health_ms?.p99 ?? Infinity) <= 50 && c128.delayP99Ms <= 20 && c128.fiveXx === 0)}`,
+        );
     } finally {
       await cold.stop();
     }
@@ -382,7 +458,11 @@ for (const { n, dim } of sizes) {
   }
   (out.runs as unknown[]).push(run);
 }
-process.stdout.write(`\nchecks (load average at the start ${(out.loadavg as number[]).map((x) => x.toFixed(2)).join(' ')}, at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}):\n${checks.map((c) => `  ${c}`).join('\n')}\n`);
+process.stdout.write(
+  `\nchecks (load average at the start ${(out.loadavg as number[]).map((x) => x.toFixed(2)).join(' ')}, at the end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}):\n${checks.map((c) => `  ${c}`).join('\n')}\n`,
+);
 const jsonPath = values.json ?? join(packageRoot(), '.bench', 'serve.json');
 writeFileSync(jsonPath, JSON.stringify(out, null, 2));
 process.stdout.write(`(full figures in ${jsonPath})\n`);

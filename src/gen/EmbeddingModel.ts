@@ -256,14 +256,29 @@ export class EmbeddingModel {
  * over j in order, so the result is bit-identical to project1's.
  */
 function project4(basisT: Float64Array, z: Float64Array, zo: number, mean: Float64Array, noise: Float64Array, no: number, noiseSigma: number, D: number, L: number): void {
-  const z0 = zo, z1 = z0 + L, z2 = z1 + L, z3 = z2 + L;
+  const z0 = zo,
+    z1 = z0 + L,
+    z2 = z1 + L,
+    z3 = z2 + L;
   let i = 0;
   for (; i + 1 < D; i += 2) {
-    let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-    const p = i * L, q = p + L;
+    let a0 = 0,
+      a1 = 0,
+      a2 = 0,
+      a3 = 0,
+      b0 = 0,
+      b1 = 0,
+      b2 = 0,
+      b3 = 0;
+    const p = i * L,
+      q = p + L;
     for (let j = 0; j < L; j++) {
-      const x = basisT[p + j], y = basisT[q + j];
-      const u0 = z[z0 + j], u1 = z[z1 + j], u2 = z[z2 + j], u3 = z[z3 + j];
+      const x = basisT[p + j],
+        y = basisT[q + j];
+      const u0 = z[z0 + j],
+        u1 = z[z1 + j],
+        u2 = z[z2 + j],
+        u3 = z[z3 + j];
       a0 += u0 * x;
       a1 += u1 * x;
       a2 += u2 * x;
@@ -273,7 +288,8 @@ function project4(basisT: Float64Array, z: Float64Array, zo: number, mean: Float
       b2 += u2 * y;
       b3 += u3 * y;
     }
-    const m0 = mean[i], m1 = mean[i + 1];
+    const m0 = mean[i],
+      m1 = mean[i + 1];
     const o = no + i;
     noise[o] = a0 + m0 + noiseSigma * noise[o];
     noise[o + D] = a1 + m0 + noiseSigma * noise[o + D];
@@ -298,17 +314,7 @@ function projectOne(basisT: Float64Array, z: Float64Array, zo: number, mean: Flo
 }
 
 /** The same sums for one row (identical operation order per element as project4). */
-function project1(
-  basisT: Float64Array,
-  z: Float64Array,
-  zo: number,
-  mean: Float64Array,
-  noise: Float64Array,
-  no: number,
-  noiseSigma: number,
-  D: number,
-  L: number,
-): void {
+function project1(basisT: Float64Array, z: Float64Array, zo: number, mean: Float64Array, noise: Float64Array, no: number, noiseSigma: number, D: number, L: number): void {
   for (let i = 0; i < D; i++) {
     let a = 0;
     const bo = i * L;

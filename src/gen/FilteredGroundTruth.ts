@@ -120,9 +120,7 @@ export async function computeFilteredGroundTruth(input: FilteredGroundTruthInput
             for (let s = 0; s < slots; s++) {
               const e = entries[slot0 + s];
               if (counts[s] !== e.cardinality) {
-                throw new Error(
-                  `internal error: query ${e.query}, filter ${e.name}: ${counts[s]} docs pass its filter, filters.json says ${e.cardinality}`,
-                );
+                throw new Error(`internal error: query ${e.query}, filter ${e.name}: ${counts[s]} docs pass its filter, filters.json says ${e.cardinality}`);
               }
               sizes[slot0 + s] = rows.sizes[s];
             }

@@ -81,7 +81,8 @@ export class TopK {
       let c = l;
       const r = l + 1;
       if (r < k) {
-        const ls = hs[base + l], rs = hs[base + r];
+        const ls = hs[base + l],
+          rs = hs[base + r];
         // Pick the worse child.
         if (rs < ls || (rs === ls && hi[base + r] > hi[base + l])) c = r;
       }
@@ -123,7 +124,8 @@ export class TopK {
     const ids = new Int32Array(this.queries * k).fill(-1);
     const scores = new Float64Array(this.queries * k).fill(-Infinity);
     const order: number[] = [];
-    const hs = this.heapScores, hi = this.heapIds;
+    const hs = this.heapScores,
+      hi = this.heapIds;
     for (let q = 0; q < this.queries; q++) {
       const base = q * k;
       const size = this.sizes[q];
@@ -150,7 +152,8 @@ export class TopK {
       const size = this.sizes[q];
       order.length = 0;
       for (let j = 0; j < size; j++) order.push(j);
-      const hs = this.heapScores, hi = this.heapIds;
+      const hs = this.heapScores,
+        hi = this.heapIds;
       // Equal infinities subtract to NaN, which is falsy: they fall through to the id order.
       order.sort((a, b) => hs[base + b] - hs[base + a] || hi[base + a] - hi[base + b]);
       for (let j = 0; j < kOut; j++) {
@@ -272,11 +275,25 @@ export function keyMode(similarity: GenSimilarity): number {
 
 /** Four queries (rows qOff, qOff+D, ...) against two docs; each sum sequential over i. */
 function dot4x2(q: Float32Array, qOff: number, D: number, docs: Float32Array, d0: number, d1: number, out: Float64Array): void {
-  const a = qOff, b = a + D, c = b + D, e = c + D;
-  let s00 = 0, s01 = 0, s10 = 0, s11 = 0, s20 = 0, s21 = 0, s30 = 0, s31 = 0;
+  const a = qOff,
+    b = a + D,
+    c = b + D,
+    e = c + D;
+  let s00 = 0,
+    s01 = 0,
+    s10 = 0,
+    s11 = 0,
+    s20 = 0,
+    s21 = 0,
+    s30 = 0,
+    s31 = 0;
   for (let i = 0; i < D; i++) {
-    const x0 = docs[d0 + i], x1 = docs[d1 + i];
-    const y0 = q[a + i], y1 = q[b + i], y2 = q[c + i], y3 = q[e + i];
+    const x0 = docs[d0 + i],
+      x1 = docs[d1 + i];
+    const y0 = q[a + i],
+      y1 = q[b + i],
+      y2 = q[c + i],
+      y3 = q[e + i];
     s00 += y0 * x0;
     s01 += y0 * x1;
     s10 += y1 * x0;
@@ -286,8 +303,14 @@ function dot4x2(q: Float32Array, qOff: number, D: number, docs: Float32Array, d0
     s30 += y3 * x0;
     s31 += y3 * x1;
   }
-  out[0] = s00; out[1] = s01; out[2] = s10; out[3] = s11;
-  out[4] = s20; out[5] = s21; out[6] = s30; out[7] = s31;
+  out[0] = s00;
+  out[1] = s01;
+  out[2] = s10;
+  out[3] = s11;
+  out[4] = s20;
+  out[5] = s21;
+  out[6] = s30;
+  out[7] = s31;
 }
 
 /** Sequential float64 dot product: the exact sum every path uses for a (query, doc) pair. */
@@ -334,11 +357,7 @@ export function rowsOf<T extends Int32Array | Float32Array | Float64Array>(flat:
  * Mean over queries of |results[q][0..k) ∩ truth[q][0..k)| / k. Ids compare as strings, so
  * search hits' string ids and ground-truth row numbers can be mixed.
  */
-export function recallAtK(
-  results: readonly ArrayLike<number | string>[],
-  truth: readonly ArrayLike<number | string>[],
-  k: number,
-): number {
+export function recallAtK(results: readonly ArrayLike<number | string>[], truth: readonly ArrayLike<number | string>[], k: number): number {
   if (results.length !== truth.length) throw new RangeError(`results for ${results.length} queries, truth for ${truth.length}`);
   if (results.length === 0) return 0;
   let sum = 0;

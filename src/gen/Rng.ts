@@ -86,8 +86,10 @@ export class Rng {
   /** Next 32 random bits as a signed int32. */
   nextInt32(): number {
     const s = this.s;
-    const s0 = s[0], s1 = s[1];
-    let s2 = s[2], s3 = s[3];
+    const s0 = s[0],
+      s1 = s[1];
+    let s2 = s[2],
+      s3 = s[3];
     const x = Math.imul(s1, 5);
     const result = Math.imul((x << 7) | (x >>> 25), 9);
     const t = s1 << 9;
@@ -127,7 +129,10 @@ export class Rng {
   /** Fills out[off..off+n) with standard normals (the hot loop keeps the state in locals). */
   fillNormal(out: Float64Array, off: number, n: number): void {
     const s = this.s;
-    let s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
+    let s0 = s[0],
+      s1 = s[1],
+      s2 = s[2],
+      s3 = s[3];
     const end = off + n;
     for (let i = off; i < end; i++) {
       const x = Math.imul(s1, 5);
@@ -144,12 +149,21 @@ export class Rng {
       if (Math.abs(hz) < KN[iz]) {
         out[i] = hz * WN[iz];
       } else {
-        s[0] = s0; s[1] = s1; s[2] = s2; s[3] = s3;
+        s[0] = s0;
+        s[1] = s1;
+        s[2] = s2;
+        s[3] = s3;
         out[i] = this.normalSlow(hz, iz);
-        s0 = s[0]; s1 = s[1]; s2 = s[2]; s3 = s[3];
+        s0 = s[0];
+        s1 = s[1];
+        s2 = s[2];
+        s3 = s[3];
       }
     }
-    s[0] = s0; s[1] = s1; s[2] = s2; s[3] = s3;
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
   }
 
   /** Log-normal: exp(sigma * N(0,1)), median 1. */

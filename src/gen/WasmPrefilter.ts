@@ -71,8 +71,7 @@ export class WasmPrefilter {
 
   /** Scores `count` <= maxDocs docs (rows at docOffset + r*docStride, ids firstId + r) into `top`. */
   score(docs: Float32Array, docOffset: number, docStride: number, count: number, firstId: number, top: TopK): void {
-    const { kernels, queries, mode, gamma, docNorms, invDocNorms, docSquaredNorms: dn2, approxTop, maxBound, candidates, candidateUpper, exact } =
-      this;
+    const { kernels, queries, mode, gamma, docNorms, invDocNorms, docSquaredNorms: dn2, approxTop, maxBound, candidates, candidateUpper, exact } = this;
     const { count: Q, dim: D, squaredNorms: qn2, vectors: qv } = queries;
     if (count > this.maxDocs) throw new RangeError(`block of ${count} docs exceeds ${this.maxDocs}`);
     let f32 = kernels.f32();
@@ -131,7 +130,10 @@ export class WasmPrefilter {
       const qOff = q * D;
       let c = 0;
       for (; c + 3 < m; c += 4) {
-        const r0 = candidates[c], r1 = candidates[c + 1], r2 = candidates[c + 2], r3 = candidates[c + 3];
+        const r0 = candidates[c],
+          r1 = candidates[c + 1],
+          r2 = candidates[c + 2],
+          r3 = candidates[c + 3];
         dot1x4(qv, qOff, docs, docOffset + r0 * docStride, docOffset + r1 * docStride, docOffset + r2 * docStride, docOffset + r3 * docStride, D, exact);
         top.offer(q, toKey(mode, exact[0], qn2[q], dn2[r0]), firstId + r0);
         top.offer(q, toKey(mode, exact[1], qn2[q], dn2[r1]), firstId + r1);
@@ -159,7 +161,10 @@ export class WasmPrefilter {
 
 /** Four float64 dot products of one query with four docs: four independent chains, each sequential. */
 function dot1x4(q: Float32Array, qOff: number, docs: Float32Array, d0: number, d1: number, d2: number, d3: number, D: number, out: Float64Array): void {
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0;
   for (let i = 0; i < D; i++) {
     const x = q[qOff + i];
     s0 += x * docs[d0 + i];

@@ -4,16 +4,7 @@ import { FvecsWriter, IvecsWriter } from '../../segments/input/XvecsWriter.js';
 import { Executor } from '../executor/Executor.js';
 import { GEN_CHUNK, GEN_GROUND_TRUTH } from '../executor/tasks.js';
 import { Progress, type ProgressStream } from '../progress/Progress.js';
-import {
-  CHUNK_ROWS,
-  type DatasetInfo,
-  type DatasetSpec,
-  type FiltersInfo,
-  GENERATOR_VERSION,
-  type ModelSpec,
-  STREAM_BASE,
-  STREAM_QUERY,
-} from './DatasetSpec.js';
+import { CHUNK_ROWS, type DatasetInfo, type DatasetSpec, type FiltersInfo, GENERATOR_VERSION, type ModelSpec, STREAM_BASE, STREAM_QUERY } from './DatasetSpec.js';
 import { esMapping, fieldLines, type FieldColumns, sharedFieldColumns } from './DocFields.js';
 import { EmbeddingModel } from './EmbeddingModel.js';
 import { chunkPlan, computeFilteredGroundTruth, raggedIvecs } from './FilteredGroundTruth.js';
@@ -347,13 +338,11 @@ export async function computeGroundTruth(
     for (let first = 0; first < n; first += rowsPerTask) {
       const rows = Math.min(rowsPerTask, n - first);
       tasks.push(
-        executor
-          .run(GEN_GROUND_TRUTH, { path: basePath, dim, firstRow: first, rows, queries: shared, k: Math.min(k, n), similarity, counter, kernel })
-          .then((partial) => {
-            top.merge(partial);
-            kernels.add(partial.kernel);
-            rescored += partial.rescored;
-          }),
+        executor.run(GEN_GROUND_TRUTH, { path: basePath, dim, firstRow: first, rows, queries: shared, k: Math.min(k, n), similarity, counter, kernel }).then((partial) => {
+          top.merge(partial);
+          kernels.add(partial.kernel);
+          rescored += partial.rescored;
+        }),
       );
     }
     await Promise.all(tasks);

@@ -16,7 +16,10 @@
  */
 
 export class QueueFullError extends Error {
-  constructor(readonly inflight: number, readonly queued: number) {
+  constructor(
+    readonly inflight: number,
+    readonly queued: number,
+  ) {
     super(`search queue is full (${inflight} running, ${queued} queued)`);
     this.name = 'QueueFullError';
   }
@@ -50,7 +53,10 @@ export class Admission {
   /** Exponentially weighted mean of slot hold times, for Retry-After. */
   private holdMsEwma = 0;
 
-  constructor(readonly maxInflight: number, readonly maxQueue: number) {
+  constructor(
+    readonly maxInflight: number,
+    readonly maxQueue: number,
+  ) {
     if (!Number.isInteger(maxInflight) || maxInflight < 1) throw new RangeError(`maxInflight must be an integer >= 1, got ${maxInflight}`);
     if (!Number.isInteger(maxQueue) || maxQueue < 0) throw new RangeError(`maxQueue must be an integer >= 0, got ${maxQueue}`);
   }

@@ -12,14 +12,7 @@ import { QueryProfiler, monotonicMs, type QueryProfile, type SearchResult, type 
 import type { Release, Ticket } from './Admission.js';
 import { readJsonBody } from './body.js';
 import type { VectorPath } from './vectorJson.js';
-import {
-  CLIENT_CLOSED_REQUEST,
-  ClientClosedError,
-  HttpError,
-  SearchTimeoutError,
-  ShuttingDownError,
-  indexNotFound,
-} from './errors.js';
+import { CLIENT_CLOSED_REQUEST, ClientClosedError, HttpError, SearchTimeoutError, ShuttingDownError, indexNotFound } from './errors.js';
 import { PROMETHEUS_CONTENT_TYPE } from './metrics.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
 import { ServerRuntime } from './ServerRuntime.js';
@@ -44,11 +37,7 @@ interface Completed {
  * Builds the app. `runtime` holds admission, metrics and drain state; pass one to share it
  * with a server (startServer does), or let the app make its own.
  */
-export function createApp(
-  index: VectorIndex,
-  options: Partial<ServerOptions> = {},
-  runtime?: ServerRuntime,
-): PrescoreApp {
+export function createApp(index: VectorIndex, options: Partial<ServerOptions> = {}, runtime?: ServerRuntime): PrescoreApp {
   const opts = resolveServerOptions(options);
   const rt = runtime ?? new ServerRuntime(opts);
   const name = opts.name ?? index.name;
@@ -74,17 +63,19 @@ export function createApp(
    * (Admission), and gives it up when its handler returns; a request finding every place held is
    * shed with 429 without its body being read.
    */
-  const admitted = (route: string): MiddlewareHandler<Env> => async (c, next) => {
-    c.set('route', route);
-    refuseWhenStopped();
-    const ticket = rt.admit();
-    c.set('ticket', ticket);
-    try {
-      await next();
-    } finally {
-      ticket.leave();
-    }
-  };
+  const admitted =
+    (route: string): MiddlewareHandler<Env> =>
+    async (c, next) => {
+      c.set('route', route);
+      refuseWhenStopped();
+      const ticket = rt.admit();
+      c.set('ticket', ticket);
+      try {
+        await next();
+      } finally {
+        ticket.leave();
+      }
+    };
 
   app.post('/v1/search', admitted('/v1/search'), async (c) => {
     const arrivedAt = monotonicMs();
@@ -440,7 +431,12 @@ function memoValidator(index: VectorIndex, opts: ServerOptions): () => Promise<S
       (d) => {
         const mapping = index.mapping?.();
         const fields = mapping ? Mapping.parse(mapping) : null;
-        const shape: IndexShape = { dims: index.dims, field: d.field, rejectZeroVector: /cosine/i.test(d.similarity), ...(fields ? { fields: (p: string) => fields.field(p) } : {}) };
+        const shape: IndexShape = {
+          dims: index.dims,
+          field: d.field,
+          rejectZeroVector: /cosine/i.test(d.similarity),
+          ...(fields ? { fields: (p: string) => fields.field(p) } : {}),
+        };
         return new SearchValidator(shape, { maxTimeoutMs: opts.maxTimeoutMs });
       },
       (e: unknown) => {

@@ -83,7 +83,10 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
     const source = sourceFromQuery(c);
     const doc = index.get ? await index.get(id, { source: source ?? true }) : null;
     if (c.req.method === 'HEAD') return c.body(null, doc ? 200 : 404);
-    return c.json(doc ? { _index: name, _id: id, _version: 1, _seq_no: 0, _primary_term: 1, found: true, ...sourcePart(doc) } : { _index: name, _id: id, found: false }, doc ? 200 : 404);
+    return c.json(
+      doc ? { _index: name, _id: id, _version: 1, _seq_no: 0, _primary_term: 1, found: true, ...sourcePart(doc) } : { _index: name, _id: id, found: false },
+      doc ? 200 : 404,
+    );
   };
   app.get('/:index/_doc/:id', getDoc);
   app.on('HEAD', '/:index/_doc/:id', getDoc);
@@ -113,10 +116,13 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
   const count = async (c: Context) => {
     c.set('route', '/:index/_count');
     checkIndex(c.req.param('index'), name);
-    const text = c.req.raw.headers.get('content-length') === '0' || c.req.raw.body === null ? null : await readJsonBody(c.req.raw, deps.maxBodyBytes, undefined).catch((e: unknown) => {
-      if (e instanceof HttpError && e.type === 'parse_error' && /empty/.test(e.reason)) return null;
-      throw e;
-    });
+    const text =
+      c.req.raw.headers.get('content-length') === '0' || c.req.raw.body === null
+        ? null
+        : await readJsonBody(c.req.raw, deps.maxBodyBytes, undefined).catch((e: unknown) => {
+            if (e instanceof HttpError && e.type === 'parse_error' && /empty/.test(e.reason)) return null;
+            throw e;
+          });
     const filter = await countFilter(text, await deps.validator());
     if (!index.count) throw new HttpError(400, 'illegal_argument_exception', 'this index cannot count documents');
     const n = await deps.admittedRun(c, undefined, () => index.count!(filter));
@@ -149,7 +155,11 @@ function sourceFromQuery(c: Context): SourceOption | undefined {
   const source = c.req.query('_source');
   const includes = c.req.query('_source_includes') ?? c.req.query('_source_include');
   const excludes = c.req.query('_source_excludes') ?? c.req.query('_source_exclude');
-  const list = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list = (v: string) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   if (source === 'false') return false;
   if (includes !== undefined || excludes !== undefined) return { includes: includes ? list(includes) : [], excludes: excludes ? list(excludes) : [] };
   if (source !== undefined && source !== 'true') return list(source);
@@ -180,7 +190,11 @@ function mgetRequests(body: unknown, defaultIndex: string, querySource: SourceOp
         return;
       }
       if (r._index !== undefined && typeof r._index !== 'string') issues.push({ path: `docs[${i}]._index`, reason: 'must be a string' });
-      out.push({ index: typeof r._index === 'string' ? r._index : defaultIndex, id: String(r._id), source: parseSourceOption(r._source, issues, `docs[${i}]._source`) ?? querySource });
+      out.push({
+        index: typeof r._index === 'string' ? r._index : defaultIndex,
+        id: String(r._id),
+        source: parseSourceOption(r._source, issues, `docs[${i}]._source`) ?? querySource,
+      });
     });
   } else issues.push({ path: '', reason: 'must be {"docs": [{"_id": ...}, ...]} or {"ids": [...]}' });
   if (issues.length > 0) throw validationError(issues);

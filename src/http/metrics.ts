@@ -69,7 +69,11 @@ export class Counter extends Family {
 /** A gauge read at scrape time (in-flight and queued counts live in the admission controller). */
 export class Gauge extends Family {
   readonly type: 'gauge' | 'counter' = 'gauge';
-  constructor(name: string, help: string, private readonly read: () => number) {
+  constructor(
+    name: string,
+    help: string,
+    private readonly read: () => number,
+  ) {
     super(name, help, []);
   }
 
@@ -94,7 +98,12 @@ export interface Distribution {
 /** A histogram read at scrape time from a Distribution, in fixed buckets (cumulative, as the format wants). */
 export class DistributionHistogram extends Family {
   readonly type = 'histogram';
-  constructor(name: string, help: string, readonly buckets: readonly number[], private readonly read: () => Distribution) {
+  constructor(
+    name: string,
+    help: string,
+    readonly buckets: readonly number[],
+    private readonly read: () => Distribution,
+  ) {
     super(name, help, []);
   }
 
@@ -110,7 +119,12 @@ export class Histogram extends Family {
   readonly type = 'histogram';
   private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
 
-  constructor(name: string, help: string, labelNames: readonly string[], readonly buckets: readonly number[]) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {
     super(name, help, labelNames);
     for (let i = 1; i < buckets.length; i++) {
       if (!(buckets[i]! > buckets[i - 1]!)) throw new Error(`histogram ${name}: buckets must increase`);

@@ -238,10 +238,7 @@ export function searchExamples(settings: OpenApiSettings): {
 const mappingResponseSchema = z.record(z.string(), z.object({ mappings: z.looseObject({}) }));
 
 const mgetBodySchema = z
-  .union([
-    z.object({ docs: z.array(z.looseObject({ _id: z.string(), _index: z.string().optional(), _source: z.unknown().optional() })) }),
-    z.object({ ids: z.array(z.string()) }),
-  ])
+  .union([z.object({ docs: z.array(z.looseObject({ _id: z.string(), _index: z.string().optional(), _source: z.unknown().optional() })) }), z.object({ ids: z.array(z.string()) })])
   .meta({ description: 'The documents to get: `docs` (each with `_id`, optionally `_index` and `_source`) or `ids`.' });
 
 function mgetPath(indexParam: z.ZodObject | undefined) {
@@ -252,7 +249,10 @@ function mgetPath(indexParam: z.ZodObject | undefined) {
     ...(indexParam ? { requestParams: { path: indexParam } } : {}),
     requestBody: { required: true, content: { 'application/json': { schema: mgetBodySchema } } },
     responses: {
-      '200': { description: 'One entry per id asked for, in order (`found: false` for a missing one)', content: { 'application/json': { schema: z.object({ docs: z.array(z.looseObject({ _id: z.string(), found: z.boolean().optional() })) }) } } },
+      '200': {
+        description: 'One entry per id asked for, in order (`found: false` for a missing one)',
+        content: { 'application/json': { schema: z.object({ docs: z.array(z.looseObject({ _id: z.string(), found: z.boolean().optional() })) }) } },
+      },
       ...errors('400', '405', '413', '415', ...(indexParam ? (['404'] as const) : [])),
     },
   });
@@ -267,7 +267,10 @@ function countOperation(operationId: string, indexParam: z.ZodObject): ZodOpenAp
     tags: ['documents'],
     requestParams: { path: indexParam },
     requestBody: { required: false, content: { 'application/json': { schema: z.object({ query: z.looseObject({}).optional() }) } } },
-    responses: { '200': { description: 'The count', content: { 'application/json': { schema: z.object({ count: z.int(), _shards: shards }) } } }, ...errors('400', '404', '405', '413', '415', '429', '500', '503', '504') },
+    responses: {
+      '200': { description: 'The count', content: { 'application/json': { schema: z.object({ count: z.int(), _shards: shards }) } } },
+      ...errors('400', '404', '405', '413', '415', '429', '500', '503', '504'),
+    },
   };
 }
 
@@ -373,7 +376,13 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
           summary: "The server's identity, as Elasticsearch answers `GET /`",
           description: "Elasticsearch's clients read it; every answer also carries `X-Elastic-Product: Elasticsearch`, which they check.",
           tags: ['server'],
-          responses: { '200': { description: 'Name, version (the Elasticsearch API it follows) and tagline', content: json(z.looseObject({ name: z.string(), version: z.looseObject({ number: z.string() }) })) }, ...errors('405') },
+          responses: {
+            '200': {
+              description: 'Name, version (the Elasticsearch API it follows) and tagline',
+              content: json(z.looseObject({ name: z.string(), version: z.looseObject({ number: z.string() }) })),
+            },
+            ...errors('405'),
+          },
         },
       },
       '/{index}': {
@@ -382,7 +391,10 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
           summary: "The index's aliases, mappings and settings",
           tags: ['index'],
           requestParams: { path: indexParam },
-          responses: { '200': { description: 'The index, keyed by its name', content: json(z.record(z.string(), z.looseObject({ mappings: z.looseObject({}) }))) }, ...errors('404', '405') },
+          responses: {
+            '200': { description: 'The index, keyed by its name', content: json(z.record(z.string(), z.looseObject({ mappings: z.looseObject({}) }))) },
+            ...errors('404', '405'),
+          },
         },
       },
       '/_mapping': {

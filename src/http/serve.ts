@@ -69,7 +69,12 @@ export const SERVE_SETTINGS = {
   index: { flag: 'index', env: 'PRESCORE_INDEX', arg: 'DIR', help: 'prescore index directory to serve (from `prescore build`)' },
   lucene: { flag: 'lucene', env: 'PRESCORE_LUCENE', arg: 'DIR', help: 'serve a Lucene index directory instead (read-only)' },
   field: { flag: 'field', env: 'PRESCORE_FIELD', arg: 'NAME', help: 'vector field to serve (Lucene directories)' },
-  sidecarDir: { flag: 'sidecar-dir', env: 'PRESCORE_SIDECAR_DIR', arg: 'DIR', help: "Lucene directories: where prescore's 1-bit codes are built (never inside the Lucene directory)" },
+  sidecarDir: {
+    flag: 'sidecar-dir',
+    env: 'PRESCORE_SIDECAR_DIR',
+    arg: 'DIR',
+    help: "Lucene directories: where prescore's 1-bit codes are built (never inside the Lucene directory)",
+  },
   mapping: {
     flag: 'mapping',
     env: 'PRESCORE_MAPPING',
@@ -102,16 +107,36 @@ export const SERVE_SETTINGS = {
   readPath: { flag: 'read-path', env: 'PRESCORE_READ_PATH', arg: 'PATH', help: `default read path: ${READ_PATHS.join(' | ')} (default: the index's)` },
   maxBodyBytes: { flag: 'max-body-bytes', env: 'PRESCORE_MAX_BODY_BYTES', arg: 'N', help: `request body cap, 413 beyond (default ${DEFAULT_SERVER_OPTIONS.maxBodyBytes})` },
   timeoutMs: { flag: 'timeout-ms', env: 'PRESCORE_TIMEOUT_MS', arg: 'MS', help: `default search deadline, 504 beyond (default ${DEFAULT_SERVER_OPTIONS.defaultTimeoutMs})` },
-  maxTimeoutMs: { flag: 'max-timeout-ms', env: 'PRESCORE_MAX_TIMEOUT_MS', arg: 'MS', help: `largest timeout_ms a request may ask for (default ${DEFAULT_SERVER_OPTIONS.maxTimeoutMs})` },
-  headersTimeoutMs: { flag: 'header-timeout-ms', env: 'PRESCORE_HEADER_TIMEOUT_MS', arg: 'MS', help: `a client must send its request headers within this, else 408 (default ${DEFAULT_SERVER_OPTIONS.headersTimeoutMs})` },
-  requestTimeoutMs: { flag: 'request-timeout-ms', env: 'PRESCORE_REQUEST_TIMEOUT_MS', arg: 'MS', help: `a client must send its whole request (headers + body) within this, else 408 (default ${DEFAULT_SERVER_OPTIONS.requestTimeoutMs})` },
+  maxTimeoutMs: {
+    flag: 'max-timeout-ms',
+    env: 'PRESCORE_MAX_TIMEOUT_MS',
+    arg: 'MS',
+    help: `largest timeout_ms a request may ask for (default ${DEFAULT_SERVER_OPTIONS.maxTimeoutMs})`,
+  },
+  headersTimeoutMs: {
+    flag: 'header-timeout-ms',
+    env: 'PRESCORE_HEADER_TIMEOUT_MS',
+    arg: 'MS',
+    help: `a client must send its request headers within this, else 408 (default ${DEFAULT_SERVER_OPTIONS.headersTimeoutMs})`,
+  },
+  requestTimeoutMs: {
+    flag: 'request-timeout-ms',
+    env: 'PRESCORE_REQUEST_TIMEOUT_MS',
+    arg: 'MS',
+    help: `a client must send its whole request (headers + body) within this, else 408 (default ${DEFAULT_SERVER_OPTIONS.requestTimeoutMs})`,
+  },
   warmUpRequests: {
     flag: 'warm-up-requests',
     env: 'PRESCORE_WARM_UP_REQUESTS',
     arg: 'N',
     help: `searches the server sends itself before it listens, so the first clients meet compiled code (default ${DEFAULT_SERVER_OPTIONS.warmUpRequests})`,
   },
-  drainTimeoutMs: { flag: 'drain-timeout-ms', env: 'PRESCORE_DRAIN_TIMEOUT_MS', arg: 'MS', help: `on SIGTERM, wait this long for in-flight requests (default ${DEFAULT_SERVER_OPTIONS.drainTimeoutMs})` },
+  drainTimeoutMs: {
+    flag: 'drain-timeout-ms',
+    env: 'PRESCORE_DRAIN_TIMEOUT_MS',
+    arg: 'MS',
+    help: `on SIGTERM, wait this long for in-flight requests (default ${DEFAULT_SERVER_OPTIONS.drainTimeoutMs})`,
+  },
 } as const satisfies Record<string, Setting>;
 
 type Key = keyof typeof SERVE_SETTINGS;
@@ -223,7 +248,17 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   }
   return {
     dir,
-    open: { format: luceneDir !== undefined ? 'lucene' : 'prescore', name, readPath, field: get('field'), sidecarDir: get('sidecarDir'), mapping, firstPhase, knnThread, rescoreThread },
+    open: {
+      format: luceneDir !== undefined ? 'lucene' : 'prescore',
+      name,
+      readPath,
+      field: get('field'),
+      sidecarDir: get('sidecarDir'),
+      mapping,
+      firstPhase,
+      knnThread,
+      rescoreThread,
+    },
     server,
   };
 }

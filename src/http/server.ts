@@ -51,11 +51,7 @@ const ABORT_GRACE_MS = 2_000;
  * await index.close(); // close() leaves the index open
  * ```
  */
-export async function startServer(
-  index: VectorIndex,
-  options: Partial<ServerOptions> = {},
-  deps: StartServerDeps = {},
-): Promise<RunningServer> {
+export async function startServer(index: VectorIndex, options: Partial<ServerOptions> = {}, deps: StartServerDeps = {}): Promise<RunningServer> {
   const opts = resolveServerOptions(options);
   const runtime = new ServerRuntime(opts, deps.log);
   const app = createApp(index, opts, runtime);

@@ -4,15 +4,7 @@
  * number, got "x"`). Unknown fields are rejected, naming them, as Elasticsearch does.
  */
 import { z } from 'zod';
-import {
-  MAX_K,
-  MAX_NUM_CANDIDATES,
-  MAX_OVERSAMPLE,
-  MAX_RESCORE_CANDIDATES,
-  MIN_OVERSAMPLE,
-  READ_PATHS,
-  type ReadPath,
-} from '../api/types.js';
+import { MAX_K, MAX_NUM_CANDIDATES, MAX_OVERSAMPLE, MAX_RESCORE_CANDIDATES, MIN_OVERSAMPLE, READ_PATHS, type ReadPath } from '../api/types.js';
 import { MAX_REPORTED_ISSUES, validationError, type HttpError, type Result, type ValidationIssue } from './errors.js';
 import type { FilterQuery } from '../../query/filter/index.js';
 import type { DocvalueField, SourceOption } from '../api/types.js';
@@ -75,7 +67,6 @@ export interface Limits {
   readonly maxTimeoutMs: number;
 }
 
-
 const intIn = (min: number, max: number) => {
   const error = `must be an integer in [${min}, ${max}]`;
   return z.int({ error }).min(min, { error }).max(max, { error });
@@ -114,45 +105,49 @@ function vectorSchema(shape: IndexShape, order: VectorByteOrder) {
       { type: 'string', contentEncoding: 'base64', description: `${shape.dims * 4} bytes: ${shape.dims} ${order} float32 values` },
     ],
   };
-  return z.unknown().meta(described).transform((value, ctx) => {
-    if (typeof value === 'string') return base64Vector(value, shape, order, ctx);
-    if (value instanceof Float32Array) {
-      if (value.length !== shape.dims) {
-        ctx.addIssue({ code: 'custom', message: `must have ${shape.dims} elements (the index's dims), got ${value.length}` });
+  return z
+    .unknown()
+    .meta(described)
+    .transform((value, ctx) => {
+      if (typeof value === 'string') return base64Vector(value, shape, order, ctx);
+      if (value instanceof Float32Array) {
+        if (value.length !== shape.dims) {
+          ctx.addIssue({ code: 'custom', message: `must have ${shape.dims} elements (the index's dims), got ${value.length}` });
+          return z.NEVER;
+        }
+        return rejectZero(value, shape, ctx);
+      }
+      if (!Array.isArray(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            value === undefined ? 'is required' : `must be an array of ${shape.dims} numbers or a base64 string of ${shape.dims} ${order} float32 values, got ${typeName(value)}`,
+        });
         return z.NEVER;
       }
-      return rejectZero(value, shape, ctx);
-    }
-    if (!Array.isArray(value)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: value === undefined ? 'is required' : `must be an array of ${shape.dims} numbers or a base64 string of ${shape.dims} ${order} float32 values, got ${typeName(value)}`,
-      });
-      return z.NEVER;
-    }
-    let bad = 0;
-    if (value.length !== shape.dims) {
-      ctx.addIssue({ code: 'custom', message: `must have ${shape.dims} elements (the index's dims), got ${value.length}` });
-      bad++;
-    }
-    const out = new Float32Array(value.length);
-    for (let i = 0; i < value.length; i++) {
-      const x: unknown = value[i];
-      let problem: string | undefined;
-      if (typeof x !== 'number') problem = `must be a finite number, got ${typeName(x)}`;
-      else if (!Number.isFinite(x)) problem = 'must be a finite number (the JSON value overflows a double)';
-      else if (Math.abs(x) > FLOAT32_MAX) problem = `must be within float32 range (|x| <= ${FLOAT32_MAX}), got ${x}`;
-      if (problem !== undefined) {
-        if (bad++ < MAX_REPORTED_ISSUES) ctx.addIssue({ code: 'custom', message: problem, path: [i] });
-        continue;
+      let bad = 0;
+      if (value.length !== shape.dims) {
+        ctx.addIssue({ code: 'custom', message: `must have ${shape.dims} elements (the index's dims), got ${value.length}` });
+        bad++;
       }
-      out[i] = x as number;
-    }
-    if (bad > MAX_REPORTED_ISSUES) {
-      ctx.addIssue({ code: 'custom', message: `has ${bad} invalid elements in total (first ${MAX_REPORTED_ISSUES} listed)` });
-    }
-    return bad === 0 ? rejectZero(out, shape, ctx) : z.NEVER;
-  });
+      const out = new Float32Array(value.length);
+      for (let i = 0; i < value.length; i++) {
+        const x: unknown = value[i];
+        let problem: string | undefined;
+        if (typeof x !== 'number') problem = `must be a finite number, got ${typeName(x)}`;
+        else if (!Number.isFinite(x)) problem = 'must be a finite number (the JSON value overflows a double)';
+        else if (Math.abs(x) > FLOAT32_MAX) problem = `must be within float32 range (|x| <= ${FLOAT32_MAX}), got ${x}`;
+        if (problem !== undefined) {
+          if (bad++ < MAX_REPORTED_ISSUES) ctx.addIssue({ code: 'custom', message: problem, path: [i] });
+          continue;
+        }
+        out[i] = x as number;
+      }
+      if (bad > MAX_REPORTED_ISSUES) {
+        ctx.addIssue({ code: 'custom', message: `has ${bad} invalid elements in total (first ${MAX_REPORTED_ISSUES} listed)` });
+      }
+      return bad === 0 ? rejectZero(out, shape, ctx) : z.NEVER;
+    });
 }
 
 function rejectZero(vector: Float32Array, shape: IndexShape, ctx: z.RefinementCtx): Float32Array {
@@ -170,7 +165,10 @@ function base64Vector(text: string, shape: IndexShape, order: VectorByteOrder, c
   // (standard alphabet, padded) from one that is not, in a few microseconds for 4 KB (a regex: 16).
   const decoded = Buffer.from(text, 'base64');
   if (decoded.toString('base64') !== text) {
-    ctx.addIssue({ code: 'custom', message: `must be an array of ${shape.dims} numbers or a base64 string (standard alphabet, padded) of ${bytes} bytes; this string is not base64` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be an array of ${shape.dims} numbers or a base64 string (standard alphabet, padded) of ${bytes} bytes; this string is not base64`,
+    });
     return z.NEVER;
   }
   if (decoded.byteLength !== bytes) {
@@ -196,15 +194,13 @@ export function nativeSchema(shape: IndexShape, limits: Limits) {
   return z.strictObject({
     vector: vectorSchema(shape, 'little-endian'),
     k: intIn(1, MAX_K).meta({ description: 'Hits to return.' }),
-    num_candidates: intIn(1, MAX_NUM_CANDIDATES)
-      .meta({ description: "The first phase's HNSW beam per segment, at least k (default max(200, 4 x k x oversample))." })
-      .optional(),
+    num_candidates: intIn(1, MAX_NUM_CANDIDATES).meta({ description: "The first phase's HNSW beam per segment, at least k (default max(200, 4 x k x oversample))." }).optional(),
     oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE)
       .meta({ description: `k x oversample first-phase candidates are rescored from fp32 (default 5; k x oversample at most ${MAX_RESCORE_CANDIDATES}).` })
       .optional(),
     read_path: readPathSchema.meta({ description: "How the fp32 vectors are read (default: the server's --read-path)." }).optional(),
     timeout_ms: intIn(1, limits.maxTimeoutMs).meta({ description: "The search's deadline, queueing included; 504 beyond (default: the server's --timeout-ms)." }).optional(),
-    stats: statsSchema.meta({ description: 'Return the search\'s `stats` and `queue_ms` with its hits (default false).' }).optional(),
+    stats: statsSchema.meta({ description: "Return the search's `stats` and `queue_ms` with its hits (default false)." }).optional(),
     profile: profileSchema.meta({ description: 'Return where the time went in `stats.profile` (implies stats; default false).' }).optional(),
     filter: filterSchema().optional(),
     _source: sourceSchema().optional(),
@@ -216,7 +212,8 @@ export function nativeSchema(shape: IndexShape, limits: Limits) {
 /** A pre-filter in Elasticsearch's Query DSL (read by FilterDsl after the schema). */
 function filterSchema() {
   return z.unknown().meta({
-    description: "Pre-filter: Elasticsearch Query DSL (term, terms, range, exists, ids, bool, match_all, match_none), one clause or a list that must all match. Only docs it accepts are returned, min(k, accepted) of them.",
+    description:
+      'Pre-filter: Elasticsearch Query DSL (term, terms, range, exists, ids, bool, match_all, match_none), one clause or a list that must all match. Only docs it accepts are returned, min(k, accepted) of them.',
     anyOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }],
     examples: [{ term: { category: 'shoes' } }],
   });
@@ -224,49 +221,62 @@ function filterSchema() {
 
 function sourceSchema() {
   return z.unknown().meta({
-    description: 'The document source on each hit: true, false, a field pattern, a list of patterns, or {includes, excludes, exclude_vectors} (`*` wildcards; exclude_vectors default true).',
+    description:
+      'The document source on each hit: true, false, a field pattern, a list of patterns, or {includes, excludes, exclude_vectors} (`*` wildcards; exclude_vectors default true).',
     anyOf: [{ type: 'boolean' }, { type: 'string' }, { type: 'array', items: { type: 'string' } }, { type: 'object' }],
   });
 }
 
 function fieldListSchema(description: string) {
-  return z.unknown().meta({ description, type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'object', properties: { field: { type: 'string' }, format: { type: 'string' } } }] } });
+  return z
+    .unknown()
+    .meta({ description, type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'object', properties: { field: { type: 'string' }, format: { type: 'string' } } }] } });
 }
 
 /** ES time value (`"500ms"`, `"2s"`, `"1m"`) in milliseconds. */
 function esTimeValue(limits: Limits) {
   const units: Record<string, number> = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1000, m: 60_000 };
-  const described = { type: 'string', pattern: '^\\d+(nanos|micros|ms|s|m)$', description: `Elasticsearch's time value, between 1ms and ${limits.maxTimeoutMs}ms`, examples: ['500ms'] };
-  return z.unknown().meta(described).transform((value, ctx) => {
-    const m = typeof value === 'string' ? /^(\d+)(nanos|micros|ms|s|m)$/.exec(value.trim()) : null;
-    const ms = m ? Math.ceil(Number(m[1]) * units[m[2]!]!) : NaN;
-    if (!(ms >= 1 && ms <= limits.maxTimeoutMs)) {
-      ctx.addIssue({ code: 'custom', message: `must be a time value like "500ms" or "2s", between 1ms and ${limits.maxTimeoutMs}ms` });
-      return z.NEVER;
-    }
-    return ms;
-  });
+  const described = {
+    type: 'string',
+    pattern: '^\\d+(nanos|micros|ms|s|m)$',
+    description: `Elasticsearch's time value, between 1ms and ${limits.maxTimeoutMs}ms`,
+    examples: ['500ms'],
+  };
+  return z
+    .unknown()
+    .meta(described)
+    .transform((value, ctx) => {
+      const m = typeof value === 'string' ? /^(\d+)(nanos|micros|ms|s|m)$/.exec(value.trim()) : null;
+      const ms = m ? Math.ceil(Number(m[1]) * units[m[2]!]!) : NaN;
+      if (!(ms >= 1 && ms <= limits.maxTimeoutMs)) {
+        ctx.addIssue({ code: 'custom', message: `must be a time value like "500ms" or "2s", between 1ms and ${limits.maxTimeoutMs}ms` });
+        return z.NEVER;
+      }
+      return ms;
+    });
 }
 
 export function esSchema(shape: IndexShape, limits: Limits) {
   return z.strictObject({
-    knn: z.strictObject(
-      {
-        field: z.string({ error: 'must be a string naming the vector field' }).meta({ description: `The vector field (this index serves \`${shape.field}\`).` }),
-        query_vector: vectorSchema(shape, 'big-endian'),
-        k: intIn(1, MAX_K).meta({ description: 'Nearest neighbours to find (default: size).' }).optional(),
-        num_candidates: intIn(1, MAX_NUM_CANDIDATES).meta({ description: "The HNSW beam per segment, at least k (default Elasticsearch's min(1.5 x k, 10000))." }).optional(),
-        rescore_vector: z
-          .strictObject(
-            { oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE).meta({ description: 'k x oversample candidates are rescored from fp32 (default 5).' }) },
-            { error: 'must be an object like {"oversample": 3}' },
-          )
-          .optional(),
-        filter: filterSchema().optional(),
-        boost: z.number({ error: 'must be a number' }).optional(),
-      },
-      { error: 'must be an object (one knn search; arrays of knn are not supported)' },
-    ).optional(),
+    knn: z
+      .strictObject(
+        {
+          field: z.string({ error: 'must be a string naming the vector field' }).meta({ description: `The vector field (this index serves \`${shape.field}\`).` }),
+          query_vector: vectorSchema(shape, 'big-endian'),
+          k: intIn(1, MAX_K).meta({ description: 'Nearest neighbours to find (default: size).' }).optional(),
+          num_candidates: intIn(1, MAX_NUM_CANDIDATES).meta({ description: "The HNSW beam per segment, at least k (default Elasticsearch's min(1.5 x k, 10000))." }).optional(),
+          rescore_vector: z
+            .strictObject(
+              { oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE).meta({ description: 'k x oversample candidates are rescored from fp32 (default 5).' }) },
+              { error: 'must be an object like {"oversample": 3}' },
+            )
+            .optional(),
+          filter: filterSchema().optional(),
+          boost: z.number({ error: 'must be a number' }).optional(),
+        },
+        { error: 'must be an object (one knn search; arrays of knn are not supported)' },
+      )
+      .optional(),
     query: z
       .unknown()
       .meta({
@@ -280,7 +290,10 @@ export function esSchema(shape: IndexShape, limits: Limits) {
     _source: sourceSchema().optional(),
     fields: fieldListSchema('Mapped fields (patterns) whose values each hit carries in `fields`, read from its source.').optional(),
     docvalue_fields: fieldListSchema('Fields whose doc values each hit carries in `fields` (dates take a `format`).').optional(),
-    track_total_hits: z.union([z.boolean(), z.int()], { error: 'must be a boolean or an integer' }).meta({ description: 'Accepted for compatibility: total hits are always exact.' }).optional(),
+    track_total_hits: z
+      .union([z.boolean(), z.int()], { error: 'must be a boolean or an integer' })
+      .meta({ description: 'Accepted for compatibility: total hits are always exact.' })
+      .optional(),
     timeout: esTimeValue(limits).optional(),
     profile: profileSchema.meta({ description: 'Return where the time went in `profile` (default false).' }).optional(),
   });
@@ -291,7 +304,10 @@ export class SearchValidator {
   private readonly native: ReturnType<typeof nativeSchema>;
   private readonly es: ReturnType<typeof esSchema>;
 
-  constructor(readonly shape: IndexShape, readonly limits: Limits) {
+  constructor(
+    readonly shape: IndexShape,
+    readonly limits: Limits,
+  ) {
     this.native = nativeSchema(shape, limits);
     this.es = esSchema(shape, limits);
   }
@@ -384,14 +400,17 @@ function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, b
   let plan: ReturnType<typeof parseQuery> = null;
   if (obj?.query !== undefined) {
     if (knn) issues.push({ path: 'query', reason: 'a query beside the knn section would combine scores, which is not supported; put filters in knn.filter' });
-    else if (!shape.fields && !isKnnOnly(obj.query)) issues.push({ path: 'query', reason: 'this index has no mapping (it was built before documents), so it has no fields to query' });
+    else if (!shape.fields && !isKnnOnly(obj.query))
+      issues.push({ path: 'query', reason: 'this index has no mapping (it was built before documents), so it has no fields to query' });
     else plan = parseQuery(obj.query, bodyContext(shape), issues);
   } else if (obj && !knn) issues.push({ path: 'knn', reason: 'is required (or a query)' });
   const fetch = obj ? hitContents(obj, issues) : NO_CONTENTS;
   let vector: Float32Array | undefined;
   if (plan?.kind === 'knn') {
     const v = vectorSchema(shape, 'big-endian').safeParse(plan.knn.vector);
-    if (!v.success) for (const i of zodIssues(v.error.issues, plan.knn.vector, {})) issues.push({ path: i.path === '' ? plan.knn.vectorPath : `${plan.knn.vectorPath}${i.path.startsWith('[') ? '' : '.'}${i.path}`, reason: i.reason });
+    if (!v.success)
+      for (const i of zodIssues(v.error.issues, plan.knn.vector, {}))
+        issues.push({ path: i.path === '' ? plan.knn.vectorPath : `${plan.knn.vectorPath}${i.path.startsWith('[') ? '' : '.'}${i.path}`, reason: i.reason });
     else vector = v.data;
     checkCandidates(plan.knn.k ?? size, plan.knn.numCandidates, `${plan.knn.path}.num_candidates`, issues);
     checkRescoreWindow(plan.knn.k ?? size, plan.knn.oversample, `${plan.knn.path}.rescore_vector.oversample`, issues);

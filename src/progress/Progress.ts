@@ -160,9 +160,7 @@ export class Progress {
     this.finished = summary;
     if (this.enabled) {
       const unit = this.unit ? ` ${this.unit}` : '';
-      const line =
-        `${this.label}: ${formatCount(this.doneValue)}${unit} in ${formatDuration(elapsedMs)} ` +
-        `(${formatCount(summary.rate)}${unit}/s)${note ? `, ${note}` : ''}`;
+      const line = `${this.label}: ${formatCount(this.doneValue)}${unit} in ${formatDuration(elapsedMs)} ` + `(${formatCount(summary.rate)}${unit}/s)${note ? `, ${note}` : ''}`;
       this.stream.write(`${this.tty && this.drawn ? '\r\x1b[K' : ''}${line}\n`);
     }
     return summary;

@@ -3,15 +3,7 @@
  * (so hits can be asserted), an artificial per-search delay, and an abort signal that is
  * honoured (or, on request, ignored) the way the real engine's contract says.
  */
-import type {
-  IndexDescription,
-  QueryStats,
-  ReadPath,
-  SearchHit,
-  SearchOptions,
-  SearchResult,
-  VectorIndex,
-} from '../../src/api/types.js';
+import type { IndexDescription, QueryStats, ReadPath, SearchHit, SearchOptions, SearchResult, VectorIndex } from '../../src/api/types.js';
 import { mulberry32 } from '../../src/gen/Rng.js';
 
 export interface FakeIndexOptions {
@@ -209,4 +201,3 @@ function normalize(v: Float32Array): Float32Array {
   if (n > 0) for (let i = 0; i < v.length; i++) v[i] /= n;
   return v;
 }
-

@@ -89,7 +89,11 @@ export function randomSegments(r: () => number, fields: readonly FieldSpec[], co
       for (const f of fields) {
         const u = r();
         const k = u < 0.25 ? 0 : f.multi && u > 0.75 ? 2 + Math.floor(r() * 3) : 1;
-        if (k > 0) values.set(f.name, Array.from({ length: k }, () => randomValue(r, f.type, wideLongs)));
+        if (k > 0)
+          values.set(
+            f.name,
+            Array.from({ length: k }, () => randomValue(r, f.type, wideLongs)),
+          );
       }
       docs.push({ id: `doc-${nextId++}`, live: r() >= deletes, values });
     }
@@ -146,7 +150,8 @@ function keywordColumn(perDoc: string[][], multi: boolean): KeywordColumn {
   const ordOf = new Map(terms.map((t, i) => [t, i]));
   const ord = (t: string) => ordOf.get(t) ?? -1;
   const ceilingOrd = (t: string) => {
-    let lo = 0, hi = terms.length;
+    let lo = 0,
+      hi = terms.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (compareUtf8(terms[mid], t) < 0) lo = mid + 1;

@@ -14,11 +14,9 @@ export type LuceneFixtureZip = (typeof LUCENE_FIXTURE_ZIPS)[number];
  * fail the tests with this message rather than skip them silently.
  */
 export function luceneFixturesDir(): string {
-  const candidates = [
-    process.env.PRESCORE_LUCENE_FIXTURES,
-    resolve(packageRoot(), '..', 'shared', 'fixtures', 'lucene'),
-    '/work/shared/fixtures/lucene',
-  ].filter((d): d is string => !!d);
+  const candidates = [process.env.PRESCORE_LUCENE_FIXTURES, resolve(packageRoot(), '..', 'shared', 'fixtures', 'lucene'), '/work/shared/fixtures/lucene'].filter(
+    (d): d is string => !!d,
+  );
   const found = candidates.find((d) => LUCENE_FIXTURE_ZIPS.every((z) => existsSync(join(d, z))));
   if (!found) {
     throw new Error(`Lucene fixtures (${LUCENE_FIXTURE_ZIPS.join(', ')}) not found in ${candidates.join(', ')}; set PRESCORE_LUCENE_FIXTURES`);
@@ -44,7 +42,9 @@ export const fixtureVector = (i: number) => Float32Array.of(f(0.2), f(-0.1), f(f
 
 /** Lucene's COSINE score, in double: max((1 + cos) / 2, 0). */
 export function luceneCosine(q: Float32Array, v: Float32Array): number {
-  let dot = 0, n1 = 0, n2 = 0;
+  let dot = 0,
+    n1 = 0,
+    n2 = 0;
   for (let i = 0; i < q.length; i++) {
     dot += q[i] * v[i];
     n1 += q[i] * q[i];

@@ -219,7 +219,7 @@ export class IoUring {
   private prep(opcode: number, fd: number, fileOffset: number, address: number, length: number, opFlags: number, userData: number): boolean {
     this.check();
     const tail = this.sqTail;
-    if (((tail - this.sq[this.sqHeadIdx]) >>> 0) >= this.sqEntries) return false;
+    if ((tail - this.sq[this.sqHeadIdx]) >>> 0 >= this.sqEntries) return false;
     const w = (tail & this.sqMask) << 4;
     const s = this.sqes;
     s[w] = opcode; // flags 0, ioprio 0
@@ -339,15 +339,7 @@ export class IoUring {
    * `maxInFlight` reads in flight, resubmits short reads, and throws on error or EOF. With an
    * O_DIRECT fd, offsets, length and the buffer must be 4096-aligned.
    */
-  readPages(
-    fd: number,
-    offsets: ArrayLike<number>,
-    count: number,
-    length: number,
-    buffer: IoBuffer,
-    maxInFlight: number = this.sqEntries,
-    path?: string,
-  ): void {
+  readPages(fd: number, offsets: ArrayLike<number>, count: number, length: number, buffer: IoBuffer, maxInFlight: number = this.sqEntries, path?: string): void {
     this.check();
     if (count > buffer.slots || length > buffer.slotBytes) {
       throw new RangeError(`IoUring.readPages: ${count} x ${length} bytes do not fit ${buffer.slots} slots of ${buffer.slotBytes}`);

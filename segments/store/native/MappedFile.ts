@@ -295,15 +295,12 @@ export class MappedFile {
     this.check();
     if (this.chunkCount !== 1) {
       throw new Error(
-        `MappedFile(${this.path}).${what}(): ${this.length} bytes need ${this.chunkCount} views (max 4 GiB each); ` +
-          'use chunkIndex()/chunkBytes()/chunkFloats() or copyFloats()',
+        `MappedFile(${this.path}).${what}(): ${this.length} bytes need ${this.chunkCount} views (max 4 GiB each); ` + 'use chunkIndex()/chunkBytes()/chunkFloats() or copyFloats()',
       );
     }
   }
 
   private straddle(rel: number, length: number): Error {
-    return new RangeError(
-      `MappedFile(${this.path}): record [${rel}, +${length}) is larger than maxRecordBytes (${this.maxRecordBytes}) and crosses a view boundary`,
-    );
+    return new RangeError(`MappedFile(${this.path}): record [${rel}, +${length}) is larger than maxRecordBytes (${this.maxRecordBytes}) and crosses a view boundary`);
   }
 }

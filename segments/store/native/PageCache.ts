@@ -3,18 +3,7 @@
  * an index is in memory (GET /v1/indexes). Both work without root (drop_caches is not writable).
  */
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import {
-  MAP_SHARED,
-  PAGE_SIZE,
-  POSIX_FADV_DONTNEED,
-  PROT_READ,
-  fdatasync,
-  mincore,
-  mmap,
-  munmap,
-  pageCeil,
-  posixFadvise,
-} from './libc.js';
+import { MAP_SHARED, PAGE_SIZE, POSIX_FADV_DONTNEED, PROT_READ, fdatasync, mincore, mmap, munmap, pageCeil, posixFadvise } from './libc.js';
 
 const SCAN_PAGES = 65536;
 const scanVec = new Uint8Array(SCAN_PAGES);

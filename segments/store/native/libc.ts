@@ -67,25 +67,10 @@ export const raw = {
   open: libc.func('int open(const char *path, int flags, uint32_t mode)') as (path: string, flags: number, mode: number) => number,
   close: libc.func('int close(int fd)') as (fd: number) => number,
   /** Reads into memory at an address (aligned pools, mappings). */
-  pread: libc.func('intptr_t pread(int fd, uintptr_t buf, size_t count, int64_t offset)') as (
-    fd: number,
-    buf: number,
-    count: number,
-    offset: number,
-  ) => number,
+  pread: libc.func('intptr_t pread(int fd, uintptr_t buf, size_t count, int64_t offset)') as (fd: number, buf: number, count: number, offset: number) => number,
   /** Reads into a JS typed array (koffi passes its backing store, honouring byteOffset, without copying). */
-  preadInto: libc.func('intptr_t pread(int fd, uint8_t *buf, size_t count, int64_t offset)') as (
-    fd: number,
-    buf: Uint8Array,
-    count: number,
-    offset: number,
-  ) => number,
-  pwrite: libc.func('intptr_t pwrite(int fd, const uint8_t *buf, size_t count, int64_t offset)') as (
-    fd: number,
-    buf: Uint8Array,
-    count: number,
-    offset: number,
-  ) => number,
+  preadInto: libc.func('intptr_t pread(int fd, uint8_t *buf, size_t count, int64_t offset)') as (fd: number, buf: Uint8Array, count: number, offset: number) => number,
+  pwrite: libc.func('intptr_t pwrite(int fd, const uint8_t *buf, size_t count, int64_t offset)') as (fd: number, buf: Uint8Array, count: number, offset: number) => number,
   mmap: libc.func('intptr_t mmap(uintptr_t addr, size_t length, int prot, int flags, int fd, int64_t offset)') as (
     addr: number,
     length: number,
@@ -98,27 +83,14 @@ export const raw = {
   madvise: libc.func('int madvise(uintptr_t addr, size_t length, int advice)') as (addr: number, length: number, advice: number) => number,
   /** The same call on a JS ArrayBuffer's memory (koffi passes the backing store's address). */
   madviseBuffer: libc.func('int madvise(void *addr, size_t length, int advice)') as (buffer: ArrayBuffer | Uint8Array, length: number, advice: number) => number,
-  mincore: libc.func('int mincore(uintptr_t addr, size_t length, uint8_t *vec)') as (
-    addr: number,
-    length: number,
-    vec: Uint8Array,
-  ) => number,
+  mincore: libc.func('int mincore(uintptr_t addr, size_t length, uint8_t *vec)') as (addr: number, length: number, vec: Uint8Array) => number,
   /** Returns the error number itself (0 on success); it does not set errno. */
-  posix_fadvise: libc.func('int posix_fadvise(int fd, int64_t offset, int64_t len, int advice)') as (
-    fd: number,
-    offset: number,
-    len: number,
-    advice: number,
-  ) => number,
+  posix_fadvise: libc.func('int posix_fadvise(int fd, int64_t offset, int64_t len, int advice)') as (fd: number, offset: number, len: number, advice: number) => number,
   fdatasync: libc.func('int fdatasync(int fd)') as (fd: number) => number,
   sysconf: libc.func('long sysconf(int name)') as (name: number) => number,
   strerror: libc.func('const char *strerror(int errnum)') as (errnum: number) => string,
   /** syscall(SYS_io_uring_setup, entries, struct io_uring_params *p) */
-  io_uring_setup: libc.func('syscall', 'long', ['long', 'uint32_t', 'uint32_t *']) as unknown as (
-    nr: number,
-    entries: number,
-    params: Uint32Array,
-  ) => number,
+  io_uring_setup: libc.func('syscall', 'long', ['long', 'uint32_t', 'uint32_t *']) as unknown as (nr: number, entries: number, params: Uint32Array) => number,
   /** syscall(SYS_io_uring_enter, fd, to_submit, min_complete, flags, sigset_t *sig, size_t sz) */
   io_uring_enter: libc.func('syscall', 'long', ['long', 'int', 'uint32_t', 'uint32_t', 'uint32_t', 'uintptr_t', 'size_t']) as unknown as (
     nr: number,

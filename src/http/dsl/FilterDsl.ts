@@ -40,7 +40,18 @@ export interface FilterDslOptions {
 
 export const FILTER_CLAUSES = ['term', 'terms', 'range', 'exists', 'ids', 'bool', 'match_all', 'match_none', 'constant_score'] as const;
 
-const FULL_TEXT = new Set(['match', 'match_phrase', 'match_phrase_prefix', 'match_bool_prefix', 'multi_match', 'query_string', 'simple_query_string', 'combined_fields', 'intervals', 'more_like_this']);
+const FULL_TEXT = new Set([
+  'match',
+  'match_phrase',
+  'match_phrase_prefix',
+  'match_bool_prefix',
+  'multi_match',
+  'query_string',
+  'simple_query_string',
+  'combined_fields',
+  'intervals',
+  'more_like_this',
+]);
 const COMMON = ['boost', '_name'];
 const BOOL_KEYS = ['must', 'filter', 'should', 'must_not', 'minimum_should_match', 'adjust_pure_negative', ...COMMON];
 const TERM_KEYS = ['value', 'case_insensitive', ...COMMON];
@@ -59,7 +70,13 @@ export function parseKnnFilter(json: unknown, options: FilterDslOptions, path = 
   let query: FilterQuery | null;
   if (Array.isArray(json)) {
     const clauses = json.map((c, i) => p.clause(c, `${path}[${i}]`));
-    query = clauses.some((c) => c === null) ? null : clauses.length === 0 ? new MatchAllDocsQuery() : clauses.length === 1 ? clauses[0] : new BooleanQuery({ filter: clauses as FilterQuery[] });
+    query = clauses.some((c) => c === null)
+      ? null
+      : clauses.length === 0
+        ? new MatchAllDocsQuery()
+        : clauses.length === 1
+          ? clauses[0]
+          : new BooleanQuery({ filter: clauses as FilterQuery[] });
   } else query = p.clause(json, path);
   return p.result(query);
 }
@@ -70,7 +87,10 @@ export function parseFilterClause(json: unknown, options: FilterDslOptions, path
   return p.result(p.clause(json, path));
 }
 
-type TermRead = { readonly kind: 'value'; readonly value: FilterValue } | { readonly kind: 'range'; readonly lo: number; readonly hi: number } | { readonly kind: 'none'; readonly reason: string };
+type TermRead =
+  | { readonly kind: 'value'; readonly value: FilterValue }
+  | { readonly kind: 'range'; readonly lo: number; readonly hi: number }
+  | { readonly kind: 'none'; readonly reason: string };
 
 class DslParser {
   private readonly issues: ValidationIssue[] = [];
@@ -145,7 +165,8 @@ class DslParser {
       const params = this.params(obj, at, TERM_KEYS);
       if (params === null) return null;
       if (!('value' in params)) return this.issue(join(at, 'value'), 'is required');
-      if (params.case_insensitive !== undefined && params.case_insensitive !== false) return this.issue(join(at, 'case_insensitive'), 'is not supported: terms match exactly (give false or leave it out)');
+      if (params.case_insensitive !== undefined && params.case_insensitive !== false)
+        return this.issue(join(at, 'case_insensitive'), 'is not supported: terms match exactly (give false or leave it out)');
       value = params.value;
       at = join(at, 'value');
     }
@@ -168,7 +189,10 @@ class DslParser {
     const [field, raw] = entry;
     const at = join(path, field);
     if (!Array.isArray(raw)) {
-      return this.issue(at, asObject(raw) !== null ? 'terms lookup (values from another document) is not supported: give the values as an array' : `must be an array of values, got ${describe(raw)}`);
+      return this.issue(
+        at,
+        asObject(raw) !== null ? 'terms lookup (values from another document) is not supported: give the values as an array' : `must be an array of values, got ${describe(raw)}`,
+      );
     }
     if (field === '_id') {
       const ids = this.idValues(raw, at);
@@ -256,7 +280,8 @@ class DslParser {
       if (isLower) lower = bound;
       else upper = bound;
     }
-    if (params.time_zone !== undefined) this.issue(join(at, 'time_zone'), 'is not supported: dates without a zone offset are read as UTC (write the offset in the bound, e.g. 2024-01-01T00:00:00+02:00)');
+    if (params.time_zone !== undefined)
+      this.issue(join(at, 'time_zone'), 'is not supported: dates without a zone offset are read as UTC (write the offset in the bound, e.g. 2024-01-01T00:00:00+02:00)');
     if (params.relation !== undefined && !(typeof params.relation === 'string' && params.relation.toLowerCase() === 'intersects')) {
       this.issue(join(at, 'relation'), 'is not supported: only "intersects", the default (range fields are not offered)');
     }
@@ -272,7 +297,8 @@ class DslParser {
         return this.issue(join(at, 'format'), (e as Error).message);
       }
     }
-    const lo = lower, hi = upper;
+    const lo = lower,
+      hi = upper;
     const read = <T>(b: { key: string; value: unknown } | null, reader: (v: unknown) => Read<T>): T | null | undefined => {
       if (b === null) return null;
       const r = reader(b.value);
@@ -284,12 +310,14 @@ class DslParser {
     };
     switch (mapping.type) {
       case 'keyword': {
-        const l = read(lo, keywordValue), u = read(hi, keywordValue);
+        const l = read(lo, keywordValue),
+          u = read(hi, keywordValue);
         if (l === undefined || u === undefined) return null;
         return new TermRangeQuery(field, l, u, lo?.inclusive ?? true, hi?.inclusive ?? true);
       }
       case 'boolean': {
-        const l = read(lo, booleanValue), u = read(hi, booleanValue);
+        const l = read(lo, booleanValue),
+          u = read(hi, booleanValue);
         if (l === undefined || u === undefined) return null;
         return new SortedNumericDocValuesRangeQuery(field, l, u, lo?.inclusive ?? true, hi?.inclusive ?? true);
       }
@@ -304,7 +332,8 @@ class DslParser {
       case 'double':
       case 'float': {
         const type = mapping.type;
-        const l = read(lo, (v) => floatingValue(v, type)), u = read(hi, (v) => floatingValue(v, type));
+        const l = read(lo, (v) => floatingValue(v, type)),
+          u = read(hi, (v) => floatingValue(v, type));
         if (l === undefined || u === undefined) return null;
         return new SortedNumericDocValuesRangeQuery(field, l, u, lo?.inclusive ?? true, hi?.inclusive ?? true);
       }
@@ -313,7 +342,8 @@ class DslParser {
         return this.issue(at, `field of type [${mapping.type}] cannot be filtered on`);
       default: {
         const type = mapping.type;
-        const l = read(lo, (v) => integerValue(v, type)), u = read(hi, (v) => integerValue(v, type));
+        const l = read(lo, (v) => integerValue(v, type)),
+          u = read(hi, (v) => integerValue(v, type));
         if (l === undefined || u === undefined) return null;
         return new SortedNumericDocValuesRangeQuery(field, integerBound(l, lo?.inclusive ?? true, 'lower'), integerBound(u, hi?.inclusive ?? true, 'upper'));
       }
@@ -339,7 +369,8 @@ class DslParser {
   private ids(body: unknown, path: string): FilterQuery | null {
     const params = this.params(body, path, ['values', ...COMMON]);
     if (params === null) return null;
-    if (!Array.isArray(params.values)) return this.issue(join(path, 'values'), params.values === undefined ? 'is required' : `must be an array of ids, got ${describe(params.values)}`);
+    if (!Array.isArray(params.values))
+      return this.issue(join(path, 'values'), params.values === undefined ? 'is required' : `must be an array of ids, got ${describe(params.values)}`);
     const ids = this.idValues(params.values, join(path, 'values'));
     return ids === null ? null : new IdsQuery(ids);
   }
@@ -373,7 +404,10 @@ class DslParser {
       this.issue(at, `must be a query object or an array of them, got ${describe(v)}`);
       return [];
     };
-    const must = occurrence('must'), filter = occurrence('filter'), should = occurrence('should'), mustNot = occurrence('must_not');
+    const must = occurrence('must'),
+      filter = occurrence('filter'),
+      should = occurrence('should'),
+      mustNot = occurrence('must_not');
     let minimumShouldMatch = 0;
     const msm = params.minimum_should_match;
     if (msm !== undefined && msm !== null) {
@@ -400,7 +434,10 @@ class DslParser {
     const mapping = this.lookup(name);
     if (mapping === undefined) return this.issue(path, `no field [${name}] in the index mapping`);
     if (mapping.type === 'text') {
-      return this.issue(path, `field [${name}] is a text field: prescore offers no full-text search and keeps text in _source only; filter on a keyword field (such as a [${name}.keyword] sub-field, when the mapping has one)`);
+      return this.issue(
+        path,
+        `field [${name}] is a text field: prescore offers no full-text search and keeps text in _source only; filter on a keyword field (such as a [${name}.keyword] sub-field, when the mapping has one)`,
+      );
     }
     if (mapping.type === 'dense_vector') return this.issue(path, `field [${name}] is the dense_vector field: it cannot be filtered on`);
     if (!mapping.docValues) return this.issue(path, `field [${name}] has no doc values (doc_values: false): it cannot be filtered on`);

@@ -72,23 +72,34 @@ export function parseQuery(json: unknown, ctx: BodyContext, issues: ValidationIs
       issues.push({ path: at, reason: 'a kNN clause in bool.should must be the only should clause (scores are not combined)' });
       return null;
     }
-    for (const key of Object.keys(b!)) if (!['must', 'should', 'filter', 'must_not', 'minimum_should_match', 'boost', '_name'].includes(key)) issues.push({ path: `${path}.bool.${key}`, reason: 'unknown field (supported: must, should, filter, must_not, minimum_should_match)' });
+    for (const key of Object.keys(b!))
+      if (!['must', 'should', 'filter', 'must_not', 'minimum_should_match', 'boost', '_name'].includes(key))
+        issues.push({ path: `${path}.bool.${key}`, reason: 'unknown field (supported: must, should, filter, must_not, minimum_should_match)' });
     const knn = knnQuery(record(clause)!.knn, ctx, issues, `${at}.knn`);
     // The rest of the bool is the kNN's pre-filter: filter and the other must clauses required,
     // must_not excluded, should (beside a knn in must) as Elasticsearch's bool takes it.
-    const each = (json: unknown, base: string) => clauses(json, base).filter(([, c]) => c !== clause).map(([, c, p]) => filterClause(c, ctx, issues, p));
+    const each = (json: unknown, base: string) =>
+      clauses(json, base)
+        .filter(([, c]) => c !== clause)
+        .map(([, c, p]) => filterClause(c, ctx, issues, p));
     const filter = [...each(b!.filter, `${path}.bool.filter`), ...each(b!.must, `${path}.bool.must`)];
     const mustNot = each(b!.must_not, `${path}.bool.must_not`);
     const should = inShould ? [] : each(b!.should, `${path}.bool.should`);
     let msm: number | undefined;
     if (!inShould && b!.minimum_should_match !== undefined) {
       const m = calculateMinShouldMatch(should.length, b!.minimum_should_match as string | number);
-      if (typeof b!.minimum_should_match !== 'number' && typeof b!.minimum_should_match !== 'string') issues.push({ path: `${path}.bool.minimum_should_match`, reason: 'must be an integer or a percentage' });
+      if (typeof b!.minimum_should_match !== 'number' && typeof b!.minimum_should_match !== 'string')
+        issues.push({ path: `${path}.bool.minimum_should_match`, reason: 'must be an integer or a percentage' });
       else msm = m;
     }
     if (!knn || [...filter, ...mustNot, ...should].some((q) => q === null)) return null;
     if (filter.length + mustNot.length + should.length === 0) return { kind: 'knn', knn };
-    const pre = new BooleanQuery({ filter: [...(knn.filter ? [knn.filter] : []), ...(filter as FilterQuery[])], mustNot: mustNot as FilterQuery[], should: should as FilterQuery[], ...(msm === undefined ? {} : { minimumShouldMatch: msm }) });
+    const pre = new BooleanQuery({
+      filter: [...(knn.filter ? [knn.filter] : []), ...(filter as FilterQuery[])],
+      mustNot: mustNot as FilterQuery[],
+      should: should as FilterQuery[],
+      ...(msm === undefined ? {} : { minimumShouldMatch: msm }),
+    });
     return { kind: 'knn', knn: { ...knn, filter: pre } };
   }
   return filterOnly(json, ctx, issues, path);
@@ -132,12 +143,27 @@ function knnQuery(json: unknown, ctx: BodyContext, issues: ValidationIssue[], pa
     checkField(field, ctx, issues, at);
     const k = intParam(body.k, `${at}.k`, issues, true);
     const ef = record(body.method_parameters)?.ef_search;
-    return clauseOf({ path: at, field, vector: body.vector, vectorPath: `${at}.vector`, k, numCandidates: ef === undefined ? undefined : intParam(ef, `${at}.method_parameters.ef_search`, issues, false), oversample: osOversample(body.rescore, `${at}.rescore`, issues) }, body.filter, ctx, issues, `${at}.filter`);
+    return clauseOf(
+      {
+        path: at,
+        field,
+        vector: body.vector,
+        vectorPath: `${at}.vector`,
+        k,
+        numCandidates: ef === undefined ? undefined : intParam(ef, `${at}.method_parameters.ef_search`, issues, false),
+        oversample: osOversample(body.rescore, `${at}.rescore`, issues),
+      },
+      body.filter,
+      ctx,
+      issues,
+      `${at}.filter`,
+    );
   }
   for (const k of keys) if (!ES_KNN_KEYS.includes(k)) issues.push({ path: `${path}.${k}`, reason: `unknown field (supported: ${ES_KNN_KEYS.join(', ')})` });
   if (typeof obj.field !== 'string') issues.push({ path: `${path}.field`, reason: obj.field === undefined ? 'is required' : 'must be a string naming the vector field' });
   else checkField(obj.field, ctx, issues, `${path}.field`);
-  if (obj.similarity !== undefined) issues.push({ path: `${path}.similarity`, reason: 'is not supported (a minimum similarity would return fewer than k hits); filter on fields instead' });
+  if (obj.similarity !== undefined)
+    issues.push({ path: `${path}.similarity`, reason: 'is not supported (a minimum similarity would return fewer than k hits); filter on fields instead' });
   const rescore = record(obj.rescore_vector);
   if (obj.rescore_vector !== undefined && (!rescore || typeof rescore.oversample !== 'number' || Object.keys(rescore).some((k) => k !== 'oversample'))) {
     issues.push({ path: `${path}.rescore_vector`, reason: 'must be an object like {"oversample": 3}' });
@@ -230,7 +256,9 @@ export function parseSourceOption(json: unknown, issues: ValidationIssue[], path
     issues.push({ path: `${path}.${key}`, reason: 'must be a field pattern or a list of patterns' });
     return undefined;
   };
-  for (const k of Object.keys(obj)) if (!['includes', 'include', 'excludes', 'exclude', 'exclude_vectors'].includes(k)) issues.push({ path: `${path}.${k}`, reason: 'unknown field (supported: includes, excludes, exclude_vectors)' });
+  for (const k of Object.keys(obj))
+    if (!['includes', 'include', 'excludes', 'exclude', 'exclude_vectors'].includes(k))
+      issues.push({ path: `${path}.${k}`, reason: 'unknown field (supported: includes, excludes, exclude_vectors)' });
   if (obj.exclude_vectors !== undefined && typeof obj.exclude_vectors !== 'boolean') issues.push({ path: `${path}.exclude_vectors`, reason: 'must be a boolean' });
   return {
     includes: patterns('includes') ?? patterns('include') ?? [],
