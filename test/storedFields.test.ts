@@ -429,6 +429,7 @@ describe('StoredFieldsWriter -> StoredFieldsReader', () => {
     const dir = tmp();
     writeDocs(dir, docs);
     const reader = open(dir);
+    vi.spyOn(reader.mapping!, 'isResident').mockReturnValue(false); // cold
     const advise = vi.spyOn(reader.mapping!, 'prefetch');
     const hits = [2999, 5, 6, 2000, 5, 1500];
     const chunks = new Map(hits.map((d) => [reader.chunkRange(d).start, reader.chunkRange(d)]));
@@ -440,6 +441,31 @@ describe('StoredFieldsWriter -> StoredFieldsReader', () => {
     expect(pread.mapping).toBeNull();
     expect(pread.prefetch(hits)).toBe(chunks.size); // posix_fadvise on the same ranges
     pread.close();
+  });
+
+  it('prefetch skips resident chunks, only samples once warm, and advises again as soon as a probe finds one cold', () => {
+    const dir = tmp();
+    writeDocs(dir, docs);
+    const reader = open(dir);
+    let resident = true;
+    const probe = vi.spyOn(reader.mapping!, 'isResident').mockImplementation(() => resident);
+    const advise = vi.spyOn(reader.mapping!, 'prefetch');
+    // Resident: each chunk is probed, none advised; after 64 chunks in a row, calls stop probing.
+    for (let doc = 0; probe.mock.calls.length < 64; doc++) reader.prefetch([doc % docs.length]);
+    expect(advise).not.toHaveBeenCalled();
+    probe.mockClear();
+    for (let i = 0; i < 32; i++) reader.prefetch([2999, 5, 1500]);
+    expect(probe.mock.calls.length).toBe(2); // one chunk in every 16th call
+    expect(advise).not.toHaveBeenCalled();
+    // The file went cold: the next probe misses, and from there every chunk is advised.
+    resident = false;
+    for (let i = 0; i < 16; i++) reader.prefetch([2999, 5, 1500]);
+    expect(advise.mock.calls.length).toBeGreaterThan(0);
+    advise.mockClear();
+    const hits = [2999, 5, 2000, 1500];
+    reader.prefetch(hits);
+    expect(advise.mock.calls.length).toBe(new Set(hits.map((d) => reader.chunkRange(d).start)).size);
+    reader.close();
   });
 
   it('a segment without docs has no chunks and reads as empty', () => {
