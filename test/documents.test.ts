@@ -111,6 +111,12 @@ describe('documents in the library', () => {
     expect(await idx.count!(new FieldExistsQuery('meta.shelf'))).toBe(N);
   });
 
+  it('refuses a search option it does not know, naming it, rather than running the default search', async () => {
+    await expect(idx.search(q(1), { k: 3, recallTarget: 0.95 } as never)).rejects.toThrow(/unknown search option "recallTarget"; known: k, numCandidates/);
+    await expect(idx.search(q(1), { k: 3, _source: true } as never)).rejects.toThrow(/unknown search option "_source"/);
+    expect((await idx.search(q(1), { k: 3, oversample: 2, source: false })).hits).toHaveLength(3);
+  });
+
   it('shows the mapping as Elasticsearch does, dynamic fields included', () => {
     const m = idx.mapping!()!;
     expect((m.properties as Record<string, unknown>).brand).toEqual({ type: 'keyword', ignore_above: 256 });

@@ -106,6 +106,30 @@ let openCount = 0;
  */
 export const RESCORE_ALL_ACCEPTED = 1_000;
 
+/**
+ * Every search option, so that one the library does not know (a typo, or an option of another
+ * version such as `recallTarget`) is refused rather than silently ignored, as the HTTP API
+ * refuses unknown fields. The Record type makes the compiler ask for each new option here.
+ */
+const SEARCH_OPTION_KEYS: Readonly<Record<keyof SearchOptions, true>> = {
+  k: true,
+  numCandidates: true,
+  oversample: true,
+  readPath: true,
+  prefetchPolicy: true,
+  signal: true,
+  profile: true,
+  rescoreThread: true,
+  knnThread: true,
+  leaderReadAhead: true,
+  segmentSearch: true,
+  callerThread: true,
+  filter: true,
+  source: true,
+  fields: true,
+  docvalueFields: true,
+};
+
 /** What hits carry, from the search's (or a get's) source / fields / docvalue_fields options. */
 function fetchOptions(o: GetOptions): FetchOptions {
   const s = o.source;
@@ -258,6 +282,9 @@ class SearchableIndex implements VectorIndex {
     const profiler = options.profile instanceof QueryProfiler ? options.profile : options.profile ? new QueryProfiler('library') : null;
     const enteredAt = profiler ? monotonicMs() : 0;
     if (this.closed) throw new Error(`index ${this.name} is closed`);
+    for (const key in options) {
+      if (!Object.hasOwn(SEARCH_OPTION_KEYS, key)) throw new RangeError(`unknown search option ${JSON.stringify(key)}; known: ${Object.keys(SEARCH_OPTION_KEYS).join(', ')}`);
+    }
     const { k } = options;
     if (!(Number.isInteger(k) && k >= 1 && k <= MAX_K)) throw new RangeError(`k must be an integer in [1, ${MAX_K}], got ${k}`);
     const oversample = options.oversample ?? DEFAULT_OVERSAMPLE;
