@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ordPostings } from '../query/filter/OrdPostings.js';
+import type { KeywordColumn } from '../query/filter/FilterLeaf.js';
 import {
   BitSetIterator,
   BooleanQuery,
@@ -327,6 +329,42 @@ describe('filters match what a per-doc reference evaluation says (random documen
       new FieldExistsQuery('ns'),
     ];
     for (const q of queries) expect(bitsOf(q.bitset(leaf)), String(q)).toEqual(expected(segment, (d) => reference(q, d)));
+  });
+
+  it('keyword columns with many terms: a sparse term or terms set is read from postings, a dense one by the pass, with the same docs', () => {
+    const r = rng(77);
+    const many = Array.from({ length: 300 }, (_, i) => `k${i}`);
+    const fields: FieldSpec[] = [
+      { name: 'tag', type: 'keyword', multi: false },
+      { name: 'tags', type: 'keyword', multi: true },
+    ];
+    // k0 in about half the docs (dense: the pass), the others rare (sparse: postings); some docs without a value, some deleted.
+    const value = () => (r() < 0.5 ? 'k0' : pick(r, many));
+    const docs: PlainDoc[] = Array.from({ length: 5000 }, (_, i) => {
+      const values = new Map<string, DocValue[]>();
+      if (r() < 0.9) values.set('tag', [value()]);
+      if (r() < 0.9) values.set('tags', Array.from({ length: 1 + Math.floor(r() * 3) }, value));
+      return { id: `d${i}`, live: r() < 0.85, values };
+    });
+    const segment: PlainSegment = { key: 'many-terms', docs };
+    const leaf = toLeaf(segment, fields, r);
+    const postings = ordPostings(leaf.column('tags') as KeywordColumn, leaf.maxDoc)!;
+    expect(postings.starts.length).toBe((leaf.column('tags') as KeywordColumn).termCount + 1);
+    for (const field of ['tag', 'tags']) {
+      const queries = [
+        new TermQuery(field, 'k0'), // dense
+        new TermQuery(field, 'k17'), // sparse
+        new TermQuery(field, 'absent'),
+        new TermInSetQuery(field, ['k1', 'k10', 'k100']), // consecutive ords (UTF-8 order), sparse
+        new TermInSetQuery(field, ['k5', 'k50', 'k250', 'absent']), // scattered, sparse
+        new TermInSetQuery(field, ['k0', 'k9']), // dense
+        new TermInSetQuery(field, many.slice(1, 200)), // about a third of the docs: the pass
+      ];
+      for (const q of queries) expect(bitsOf(q.bitset(leaf)), String(q)).toEqual(expected(segment, (d) => reference(q, d)));
+    }
+    // Few terms: never inverted.
+    const fewLeaf = toLeaf({ key: 'few', docs: docs.map((d) => ({ ...d, values: new Map([['tag', ['a']]]) })) }, fields, r);
+    expect(ordPostings(fewLeaf.column('tag') as KeywordColumn, fewLeaf.maxDoc)).toBeNull();
   });
 
   it('equal cache keys mean equal bitsets; reordered clauses and terms keep the key', () => {
