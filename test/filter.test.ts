@@ -362,9 +362,25 @@ describe('filters match what a per-doc reference evaluation says (random documen
       ];
       for (const q of queries) expect(bitsOf(q.bitset(leaf)), String(q)).toEqual(expected(segment, (d) => reference(q, d)));
     }
-    // Few terms: never inverted.
-    const fewLeaf = toLeaf({ key: 'few', docs: docs.map((d) => ({ ...d, values: new Map([['tag', ['a']]]) })) }, fields, r);
+    // Few terms: a single-valued column is never inverted, a multi-valued one is.
+    const fewLeaf = toLeaf(
+      {
+        key: 'few',
+        docs: docs.map((d, i) => ({
+          ...d,
+          values: new Map([
+            ['tag', ['a']],
+            ['tags', i % 7 === 0 ? ['a', 'b'] : ['b']],
+          ]),
+        })),
+      },
+      fields,
+      r,
+    );
     expect(ordPostings(fewLeaf.column('tag') as KeywordColumn, fewLeaf.maxDoc)).toBeNull();
+    expect(ordPostings(fewLeaf.column('tags') as KeywordColumn, fewLeaf.maxDoc)).not.toBeNull();
+    const sparse = new TermQuery('tags', 'a');
+    expect(bitsOf(sparse.bitset(fewLeaf))).toEqual(docs.flatMap((d, i) => (d.live && i % 7 === 0 ? [i] : [])));
   });
 
   it('equal cache keys mean equal bitsets; reordered clauses and terms keep the key', () => {

@@ -15,7 +15,12 @@ export interface OrdPostings {
   readonly docs: Int32Array;
 }
 
-/** Columns with fewer terms than this are never inverted: each term holds a large share of the docs. */
+/**
+ * Single-valued columns with fewer terms than this are not inverted: each term holds a large
+ * share of the docs, and their pass is cheap (~1-1.5 ns a doc). Multi-valued columns always are:
+ * their pass counts values per doc (~4.5 ns a doc: a term on 1 of 5 tags took 4.5-5 ms per 1M
+ * docs, from postings 0.3 ms).
+ */
 export const MIN_TERMS_FOR_POSTINGS = 16;
 
 /**
@@ -26,9 +31,9 @@ export const POSTINGS_MAX_SHARE = 4;
 
 const built = new WeakMap<KeywordColumn, OrdPostings>();
 
-/** The column's postings (built on first call), or null when it has too few terms to be worth inverting. */
+/** The column's postings (built on first call), or null when a single-valued column has too few terms to be worth inverting. */
 export function ordPostings(column: KeywordColumn, maxDoc: number): OrdPostings | null {
-  if (column.termCount < MIN_TERMS_FOR_POSTINGS) return null;
+  if (column.offsets === null && column.termCount < MIN_TERMS_FOR_POSTINGS) return null;
   let p = built.get(column);
   if (p === undefined) {
     p = invert(column, maxDoc);
