@@ -139,6 +139,16 @@ describe('GET /openapi.json', () => {
     const wrongMethod = await fetch(`${server.url}/openapi.json`, { method: 'POST' });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+    // A filtered search's stats and profile: per-segment filter figures and every planner strategy.
+    const filtered = await fetch(`${server.url}/v1/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vector: Array.from({ length: DIMS }, (_, i) => Math.sin(i)), k: 3, filter: { ids: { values: ['1', '2', '3', '400'] } }, stats: true, profile: true }),
+    });
+    expect(filtered.status).toBe(200);
+    const answer = nativeSearchResponseSchema.parse(await filtered.json());
+    expect(answer.stats?.filter?.reduce((a, f) => a + f.cardinality, 0)).toBe(4);
+    expect(answer.stats?.timings.filter_ms).toBeGreaterThanOrEqual(0);
     const missing = await fetch(`${server.url}/other/_search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(errorResponseSchema.parse(await missing.json()).error.type).toBe('index_not_found_exception');
   });

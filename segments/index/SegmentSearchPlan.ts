@@ -19,7 +19,8 @@
  * nodes only, crossing rejected ones; HnswGraphSearcher's FilteredTraversal); 'exhaustive':
  * every (accepted) code scored.
  */
-export type SegmentStrategy = 'hnsw' | 'exhaustive' | 'filtered-hnsw';
+export const SEGMENT_STRATEGIES = ['hnsw', 'exhaustive', 'filtered-hnsw'] as const;
+export type SegmentStrategy = (typeof SEGMENT_STRATEGIES)[number];
 
 /** What a search may ask of every segment: the plan's choice (`auto`) or one strategy forced. */
 export const SEGMENT_SEARCHES = ['auto', 'hnsw', 'exhaustive', 'filtered-hnsw'] as const satisfies readonly ('auto' | SegmentStrategy)[];

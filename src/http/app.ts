@@ -481,10 +481,16 @@ function statsJson(result: SearchResult) {
     reads_before_prefetch: s.readsBeforePrefetch,
     deferred: s.deferred,
     max_prefetch_distance: s.maxPrefetchDistance,
-    timings: { first_phase_ms: s.timings.firstPhaseMs, rescore_ms: s.timings.rescoreMs, total_ms: s.timings.totalMs },
+    timings: {
+      first_phase_ms: s.timings.firstPhaseMs,
+      rescore_ms: s.timings.rescoreMs,
+      total_ms: s.timings.totalMs,
+      ...(s.timings.filterMs !== undefined ? { filter_ms: s.timings.filterMs } : {}),
+    },
     rescored_on: s.rescoredOn,
     searched_on: s.searchedOn,
     slices_taken_back: s.slicesTakenBack,
+    ...(s.filter ? { filter: s.filter.map((f) => ({ segment: f.segment, cardinality: f.cardinality, strategy: f.strategy, visited: f.visited, nearby: f.nearby })) } : {}),
     ...(s.profile ? { profile: profileJson(s.profile) } : {}),
   };
 }

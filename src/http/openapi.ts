@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponseObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import { SEGMENT_STRATEGIES } from '../../segments/index/SegmentSearchPlan.js';
 import { KNN_THREADS, MAX_K, READ_PATHS } from '../api/types.js';
 import { packageVersion } from '../executor/packageRoot.js';
 import { ERROR_TYPES } from './errors.js';
@@ -36,14 +37,19 @@ export const errorResponseSchema = z
   })
   .meta({ description: 'An error, in the shape Elasticsearch answers with.' });
 
-const timings = z.object({ first_phase_ms: z.number(), rescore_ms: z.number(), total_ms: z.number() });
+const timings = z.object({
+  first_phase_ms: z.number(),
+  rescore_ms: z.number(),
+  total_ms: z.number(),
+  filter_ms: z.number().optional().meta({ description: "A filtered search: getting the filter's bitsets (built, or found in the filter cache)." }),
+});
 
 /** The per-search profile (`profile: true`), times in milliseconds from the request's arrival. */
 export const profileSchema = z.object({
   entry: z.string(),
   phases: z.array(z.object({ name: z.string(), start_ms: z.number(), duration_ms: z.number() })),
   hops: z.array(z.object({ task: z.string(), thread_id: z.int(), start_ms: z.number(), queue_ms: z.number(), run_ms: z.number(), return_ms: z.number() })),
-  segments: z.array(z.object({ segment: z.int(), thread_id: z.int(), quantize_ms: z.number(), search_ms: z.number(), visited: z.int(), strategy: z.enum(['hnsw', 'exhaustive']) })),
+  segments: z.array(z.object({ segment: z.string(), thread_id: z.int(), quantize_ms: z.number(), search_ms: z.number(), visited: z.int(), strategy: z.enum(SEGMENT_STRATEGIES) })),
   rescore: z.array(
     z.object({
       on: z.enum(['executor', 'caller']),
@@ -75,6 +81,18 @@ export const statsSchema = z.object({
   rescored_on: z.enum(['executor', 'caller', 'none']),
   searched_on: z.enum([...KNN_THREADS.filter((t) => t !== 'adaptive'), 'none']),
   slices_taken_back: z.int(),
+  filter: z
+    .array(
+      z.object({
+        segment: z.string(),
+        cardinality: z.int().meta({ description: 'Live docs of the segment the filter accepts.' }),
+        strategy: z.enum(SEGMENT_STRATEGIES).meta({ description: 'How the planner searched the segment for this filter.' }),
+        visited: z.int().meta({ description: 'Codes scored in the segment.' }),
+        nearby: z.number().meta({ description: "Share of the query's graph neighbourhood the filter accepts." }),
+      }),
+    )
+    .optional()
+    .meta({ description: 'A filtered search, per segment.' }),
   profile: profileSchema.optional(),
 });
 
