@@ -86,7 +86,7 @@ describe('DocumentSource', () => {
 
   it('pairs a vector file with a row-aligned fields file, and checks their row counts', async () => {
     const vecs = join(dir, 'v.fvecs');
-    writeFvecs(vecs, Float32Array.of(1, 0, 0, 1, 1, 1), 2);
+    await writeFvecs(vecs, Float32Array.of(1, 0, 0, 1, 1, 1), 2);
     const fields = file('f.jsonl', '{"cat":"a"}\n{"id":"named","cat":"b"}\n{"cat":"c"}\n');
     const source = pairDocuments(await openVectorSource(vecs), fields, new DocumentParser(Mapping.empty()), 'vector');
     const [batch] = await all(source.batches(10));
@@ -102,7 +102,7 @@ describe('DocumentSource', () => {
 
   it('gives vector-only input empty sources and row-number ids', async () => {
     const vecs = join(dir, 'only.fvecs');
-    writeFvecs(vecs, Float32Array.of(1, 0, 0, 1), 2);
+    await writeFvecs(vecs, Float32Array.of(1, 0, 0, 1), 2);
     const [batch] = await all(vectorDocuments(await openVectorSource(vecs)).batches(10));
     expect(batch!.ids).toEqual(['0', '1']);
     expect(batch!.docs.map((d) => text(d.source))).toEqual(['{}', '{}']);
