@@ -25,7 +25,8 @@
  * 1.5x and p99 <= 2x the unfiltered; no cliff (p50 at 1 % and at ~4 % no higher than at 10 %);
  * bitset build <= 1 ms per 1M docs, 0 when cached.
  */
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rssAnonBytes, warmFile } from './procFiles.js';
 import { SEGMENT_SEARCHES, type SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -111,27 +112,6 @@ function ensureFilteredIndex(ds: BenchDataset): void {
     '--segment-docs',
     String(ds.segmentDocs),
   ]);
-}
-
-/** The process's anonymous resident memory (Linux /proc; 0 elsewhere): what a heap or buffer holds, not the page cache. */
-function rssAnonBytes(): number {
-  try {
-    const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Reads a file front to back, so its pages are in the page cache. */
-function warmFile(path: string): void {
-  const fd = openSync(path, 'r');
-  const buffer = Buffer.allocUnsafe(8 << 20);
-  try {
-    while (readSync(fd, buffer, 0, buffer.length, null) > 0);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Uncached (first use, a fresh cache) and cached (third use) bitset build of one filter over every segment, in ms per 1M docs. */

@@ -6,7 +6,7 @@
  * Q / V steps of each other (by then the capped page cache has turned over) and every variant
  * still runs every query once.
  */
-import { readFileSync } from 'node:fs';
+import { rssAnonBytes, storageReadBytes } from './procFiles.js';
 import { parseArgs } from 'node:util';
 import { openIndex } from '../api/openIndex.js';
 import type { ReadPath, VectorIndex } from '../api/types.js';
@@ -62,16 +62,6 @@ export function variants(budgets: readonly [number, number]): GraphVariant[] {
   ];
 }
 
-function readBytes(): number {
-  const m = /read_bytes: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'));
-  return m ? Number(m[1]) : NaN;
-}
-
-function rssAnon(): number {
-  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -95,7 +85,7 @@ async function main(): Promise<void> {
   const search = (v: number, q: number) => indexes[v].search(vectors[q], { k: K, numCandidates: NUM_CANDIDATES, oversample: vs[v].oversample, readPath: vs[v].readPath });
   if (values.probe) {
     for (let v = 0; v < vs.length; v++) await search(v, 0);
-    process.stdout.write(`${JSON.stringify({ rssAnonBytes: rssAnon() })}\n`);
+    process.stdout.write(`${JSON.stringify({ rssAnonBytes: rssAnonBytes() })}\n`);
     await Promise.all(indexes.map((i) => i.close()));
     return;
   }
@@ -118,12 +108,12 @@ async function main(): Promise<void> {
     for (let j = 0; j < V; j++) {
       const v = (i + j) % V; // rotate which variant goes first
       const q = (i + v * stride) % Q;
-      const b0 = readBytes();
+      const b0 = storageReadBytes();
       const t0 = performance.now();
       const r = await search(v, q);
       const ms = performance.now() - t0;
       const out = results[v];
-      out.readBytes.push(readBytes() - b0);
+      out.readBytes.push(storageReadBytes() - b0);
       out.latencyMs.push(ms);
       out.firstPhaseMs.push(r.stats.timings.firstPhaseMs);
       out.recall += recallAt(K, r.hits, truth[q]) / Q;
@@ -138,7 +128,7 @@ async function main(): Promise<void> {
     }
   }
   const payload: VariantResult[] = vs.map((v, i) => ({ name: v.name, ...results[i] }));
-  process.stdout.write(`${JSON.stringify({ queries: Q, rssAnonBytes: rssAnon(), results: payload })}\n`);
+  process.stdout.write(`${JSON.stringify({ queries: Q, rssAnonBytes: rssAnonBytes(), results: payload })}\n`);
   await Promise.all(indexes.map((i) => i.close()));
 }
 

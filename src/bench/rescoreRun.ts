@@ -3,7 +3,7 @@
  * before it and confine it to a memory cgroup): open the index, run the queries single stream with
  * one read path and prefetch policy, print one JSON line.
  */
-import { readFileSync } from 'node:fs';
+import { rssAnonBytes, storageReadBytes } from './procFiles.js';
 import { parseArgs } from 'node:util';
 import { openReader } from '../api/openIndex.js';
 import type { ReadPath, RescoreThread } from '../api/types.js';
@@ -44,7 +44,7 @@ const oversample = Number(values.oversample ?? 5);
 const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 200));
 const reader = DirectoryReader.open(ds.indexDir);
 const index = await openReader(reader, { readPath, prefetchPolicy, rescoreThread: values.placement as RescoreThread | undefined });
-const anonAfterOpen = rssAnon();
+const anonAfterOpen = rssAnonBytes();
 
 // The device reference needs each query's rescoring pages before the measured pass: the first
 // phase alone (deterministic, touches no fp32 page) gives the exact candidates the search rescores.
@@ -135,10 +135,10 @@ if (values['read-paths']) {
 }
 if (values.warmup) await run();
 const disk0 = diskStats();
-const io0 = readBytes();
+const io0 = storageReadBytes();
 const result = await run();
 const disk1 = diskStats();
-const io1 = readBytes();
+const io1 = storageReadBytes();
 process.stdout.write(
   `${JSON.stringify({
     readPath,
@@ -155,13 +155,3 @@ process.stdout.write(
 );
 device?.close();
 await index.close();
-
-function rssAnon(): number {
-  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
-}
-
-function readBytes(): number {
-  const m = /read_bytes: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'));
-  return m ? Number(m[1]) : NaN;
-}

@@ -25,7 +25,8 @@
  * 50 ms, event-loop delay p99 <= 20 ms; at 4 clients (warm) server CPU per search <= 1.3x its
  * single-stream engine time; single-stream HTTP p50 <= 1.3x the library's.
  */
-import { openSync, readSync, closeSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { warmFile } from './procFiles.js';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -119,17 +120,6 @@ function delayP99Ms(a: Scrape, b: Scrape): number {
     if (count - (a.delay.get(le) ?? 0) >= 0.99 * total) return le * 1000;
   }
   return Infinity;
-}
-
-/** Reads a file once front to back, so its pages are in the page cache (a warm run). */
-function warmFile(path: string): void {
-  const fd = openSync(path, 'r');
-  const buffer = Buffer.allocUnsafe(8 * MIB);
-  try {
-    while (readSync(fd, buffer, 0, buffer.length, null) > 0);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 async function startServer(ds: BenchDataset, extra: readonly string[], cold: { readonly files: readonly string[] } | null): Promise<ColdServer> {
