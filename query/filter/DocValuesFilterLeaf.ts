@@ -1,7 +1,8 @@
 import type { FieldMapping } from '../../segments/document/FieldMapping.js';
 import type { NumericEncoding } from '../../segments/docvalues/NumericEncodings.js';
 import { decodeFloatingColumn } from '../../segments/docvalues/NumericEncodings.js';
-import type { LeafReaderContext } from '../../segments/index/IndexReader.js';
+import type { LeafReaderContext, SegmentReader } from '../../segments/index/IndexReader.js';
+import { SegmentIdLookup } from '../../segments/index/SegmentIdLookup.js';
 import type { SegmentDocuments } from '../../segments/index/SegmentDocuments.js';
 import { ID_FIELD } from '../../segments/index/SegmentDocumentsWriter.js';
 import type { DocValuesColumn, FilterLeaf, KeywordColumn, NumericColumn } from './FilterLeaf.js';
@@ -24,14 +25,13 @@ const leaves = new WeakMap<SegmentDocuments, DocValuesFilterLeaf>();
  */
 export class DocValuesFilterLeaf implements FilterLeaf {
   private readonly columns = new Map<string, DocValuesColumn | null>();
-  /** `_id` ord -> doc, built on the first id lookup (4 bytes per doc). */
-  private idOrdToDoc: Int32Array | null = null;
 
   private constructor(
     readonly key: string,
     readonly maxDoc: number,
     readonly liveDocs: Uint32Array | null,
     private readonly documents: SegmentDocuments,
+    private readonly reader: SegmentReader,
     private readonly types: FieldTypes,
     /** Global doc number of this segment's doc 0 (a Lucene index's ids are global doc numbers). */
     private readonly docBase: number,
@@ -43,7 +43,7 @@ export class DocValuesFilterLeaf implements FilterLeaf {
     if (documents === null) return null;
     let l = leaves.get(documents);
     if (l === undefined) {
-      l = new DocValuesFilterLeaf(leaf.reader.handle.key, leaf.reader.maxDoc, leaf.reader.liveDocs ?? null, documents, types, leaf.docBase);
+      l = new DocValuesFilterLeaf(leaf.reader.handle.key, leaf.reader.maxDoc, leaf.reader.liveDocs ?? null, documents, leaf.reader, types, leaf.docBase);
       leaves.set(documents, l);
     }
     return l;
@@ -56,25 +56,16 @@ export class DocValuesFilterLeaf implements FilterLeaf {
   }
 
   /**
-   * A prescore segment finds an id through its `_id` doc values (the terms dictionary, then ord ->
-   * doc); a segment without them (a Lucene index) names docs by global doc number.
+   * A prescore segment finds an id through its `_id` doc values (SegmentIdLookup); a segment
+   * without them (a Lucene index) names docs by global doc number.
    */
   docForId(id: string): number {
-    const producer = this.documents.docValues.producer(ID_FIELD);
-    if (producer === null) {
+    if (!SegmentIdLookup.hasIdValues(this.documents)) {
       if (!/^\d+$/.test(id)) return -1;
       const doc = Number(id) - this.docBase;
       return doc >= 0 && doc < this.maxDoc ? doc : -1;
     }
-    const ord = producer.termsDict(ID_FIELD).lookupTerm(encoder.encode(id));
-    if (ord < 0) return -1;
-    if (this.idOrdToDoc === null) {
-      const ords = producer.sortedColumn(ID_FIELD).ords;
-      const inverse = new Int32Array(ords.length).fill(-1);
-      for (let d = 0; d < ords.length; d++) if (ords[d]! >= 0) inverse[ords[d]!] = d;
-      this.idOrdToDoc = inverse;
-    }
-    return this.idOrdToDoc[ord] ?? -1;
+    return SegmentIdLookup.of(this.reader).docForId(id);
   }
 
   private decode(field: string): DocValuesColumn | null {

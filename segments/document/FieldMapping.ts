@@ -64,6 +64,7 @@ export interface BooleanMapping extends Common {
   readonly nullValue: boolean | null;
 }
 
+/** Elasticsearch's names of a dense_vector field's similarity. */
 export type DenseVectorSimilarity = 'cosine' | 'dot_product' | 'l2_norm' | 'max_inner_product';
 
 export interface DenseVectorMapping {

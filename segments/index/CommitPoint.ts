@@ -9,13 +9,13 @@ import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 
 /**
  * `commit_<generation base 36>`: prescore's commit point, the one file that says what an index
- * directory holds (Lucene's segments_N plays this role; prescore's is simpler: one vector field,
- * no deletions). Every other file of the index is reached from it. Little-endian
+ * directory holds (Lucene's segments_N plays this role; prescore's is simpler: one vector field).
+ * Every other file of the index is reached from it. Little-endian
  * (primitives: segments/store/DataOutput.ts):
  *
  * | field              | type                | meaning / check                                            |
  * |--------------------|---------------------|------------------------------------------------------------|
- * | index header       |                     | codec `PrescoreCommit`, version 0, a fresh random 16-byte id, suffix = the generation in base 36 (must match the file name) |
+ * | index header       |                     | codec `PrescoreCommit`, version 0 or 1, a fresh random 16-byte id, suffix = the generation in base 36 (must match the file name) |
  * | field name         | string              | the vector field's name                                    |
  * | field number       | vint                | the number the segment files use for the field             |
  * | similarity         | int32               | 0 EUCLIDEAN, 1 DOT_PRODUCT, 2 COSINE, 3 MAXIMUM_INNER_PRODUCT |
@@ -27,18 +27,25 @@ import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
  * | maxDoc             | vint                | docs (= vectors: prescore segments are dense)              |
  * | suffix             | string              | the format suffix of the segment's files (PRESCORE_FORMAT_SUFFIX) |
  * | flags              | byte                | 1 = the segment has `.vem/.vex` (a graph), 0 = it is scanned; anything else is corrupt |
+ * | delGen             | int64               | version 1 only: the generation of the segment's `_N_<delGen base 36>.liv`, -1 = no deletions (version 0: -1) |
+ * | delCount           | vint                | version 1 only: deleted docs, in [0, maxDoc); must match the `.liv` (version 0: 0) |
  * | user data          | map of strings      | build facts (the builder writes source, createdAt, segmentDocs, flatThreshold) |
  * | footer             |                     | CRC32 of the whole file, verified at open; trailing bytes before it are corrupt |
  *
  * Per segment `_N` with suffix S the commit implies `_N_S.vemf` + `_N_S.vec` (fp32,
  * segments/flat/FlatVectorsFormat.ts), `_N_S.vemq` + `_N_S.veq` (1-bit codes,
  * segments/quantized/ScalarQuantizedVectorsFormat.ts), `_N_S.vem` + `_N_S.vex` when flags = 1
- * (segments/hnsw/HnswVectorsFormat.ts) and `_N.ids` (DocIds.ts). The newest generation wins;
- * commits are published atomically (writeCommit).
+ * (segments/hnsw/HnswVectorsFormat.ts), `_N.ids` (DocIds.ts) and, with delGen >= 1, the live docs
+ * `_N_<delGen>.liv` in Lucene's Lucene90LiveDocsFormat (segments/lucene/LiveDocs.ts). Deleting docs
+ * never rewrites a segment: the next commit names a new `.liv` generation. A segment whose every
+ * doc is deleted is dropped from the commit. The newest generation wins; commits are published
+ * atomically (writeCommit).
  */
 export const COMMIT_CODEC = 'PrescoreCommit';
 export const COMMIT_VERSION_START = 0;
-export const COMMIT_VERSION_CURRENT = 0;
+/** Version 1 added deletions (delGen, delCount per segment). */
+export const COMMIT_VERSION_DELETES = 1;
+export const COMMIT_VERSION_CURRENT = COMMIT_VERSION_DELETES;
 export const COMMIT_PREFIX = 'commit_';
 /** The per-field format suffix of every prescore segment file (Lucene's `<format>_<n>` convention). */
 export const PRESCORE_FORMAT_SUFFIX = 'Lucene104HnswScalarQuantizedVectorsFormat_0';
@@ -58,6 +65,10 @@ export interface SegmentCommitInfo {
   readonly maxDoc: number;
   readonly suffix: string;
   readonly hasGraph: boolean;
+  /** The generation of the segment's `.liv`; -1: no doc is deleted. */
+  readonly delGen: number;
+  /** Deleted docs (0 when delGen is -1). */
+  readonly delCount: number;
 }
 
 export interface CommitPoint {
@@ -103,6 +114,8 @@ export function writeCommit(dir: string, commit: CommitPoint): string {
     out.writeVInt(s.maxDoc);
     out.writeString(s.suffix);
     out.writeByte(s.hasGraph ? 1 : 0);
+    out.writeLong(s.delGen);
+    out.writeVInt(s.delCount);
   }
   out.writeMapOfStrings(commit.userData);
   appendFooter(out);
@@ -113,8 +126,7 @@ export function writeCommit(dir: string, commit: CommitPoint): string {
 export function readCommit(dir: string, generation: number): CommitPoint {
   const name = commitFileName(generation);
   const input = openChecksummed(new Uint8Array(readFileSync(join(dir, name))), name);
-  const header = checkIndexHeader(input, COMMIT_CODEC, COMMIT_VERSION_START, COMMIT_VERSION_CURRENT, undefined, generation.toString(36));
-  void header;
+  const { version } = checkIndexHeader(input, COMMIT_CODEC, COMMIT_VERSION_START, COMMIT_VERSION_CURRENT, undefined, generation.toString(36));
   const fieldName = input.readString();
   const number = input.readVInt();
   const similarity = VectorSimilarityFunction.fromOrdinal(input.readInt());
@@ -128,7 +140,15 @@ export function readCommit(dir: string, generation: number): CommitPoint {
     const suffix = input.readString();
     const flags = input.readByte();
     if (flags > 1) throw new CorruptIndexException(`invalid segment flags ${flags}`, name);
-    segments.push({ name: segName, id, maxDoc, suffix, hasGraph: flags === 1 });
+    let delGen = -1;
+    let delCount = 0;
+    if (version >= COMMIT_VERSION_DELETES) {
+      delGen = Number(input.readLong());
+      delCount = input.readVInt();
+      if (!(delGen === -1 || (Number.isSafeInteger(delGen) && delGen >= 1)) || delCount < 0 || delCount >= Math.max(1, maxDoc) || (delGen === -1) !== (delCount === 0))
+        throw new CorruptIndexException(`segment ${segName}: invalid deletions (delGen ${delGen}, delCount ${delCount}, maxDoc ${maxDoc})`, name);
+    }
+    segments.push({ name: segName, id, maxDoc, suffix, hasGraph: flags === 1, delGen, delCount });
   }
   const userData = input.readMapOfStrings();
   if (!input.eof()) throw new CorruptIndexException(`${input.remaining} trailing bytes`, name);

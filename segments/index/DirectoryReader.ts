@@ -20,6 +20,7 @@ import { FIELD_INFOS_EXTENSION, parseFieldInfos } from '../lucene/FieldInfos.js'
 import { openChecksummed } from '../codec/CodecUtil.js';
 import { readSliceBytes } from '../store/FileSlice.js';
 import { existsSync } from 'node:fs';
+import { liveDocsFileName, parseLiveDocs } from '../lucene/LiveDocs.js';
 
 /** Attempts to open a commit whose files a concurrent build deletes under us (Lucene's FindSegmentsFile retries too). */
 const OPEN_ATTEMPTS = 5;
@@ -69,6 +70,16 @@ export class DirectoryReader implements IndexReader {
         if (!gone || attempt >= OPEN_ATTEMPTS) throw e;
       }
     }
+  }
+
+  /**
+   * A reader of the directory's newest commit when it is newer than `reader`'s, else null
+   * (Lucene's DirectoryReader.openIfChanged). The old reader stays open and usable: close it once
+   * the searches that hold it are done.
+   */
+  static openIfChanged(reader: DirectoryReader): DirectoryReader | null {
+    if (reader.isCurrent()) return null;
+    return DirectoryReader.open(reader.dir);
   }
 
   private static openCommit(real: string): DirectoryReader {
@@ -177,6 +188,8 @@ class PrescoreSegmentReader implements SegmentReader {
     private readonly graph: HnswVectorsReader | null,
     readonly bytes: { vectors: number; codes: number; graph: number },
     readonly documents: SegmentDocuments | null,
+    readonly liveDocs: Uint32Array | null,
+    private readonly delCount: number,
   ) {}
 
   static open(indexId: number, dir: string, commit: CommitPoint, info: SegmentCommitInfo, files: HeldFiles): PrescoreSegmentReader {
@@ -200,6 +213,8 @@ class PrescoreSegmentReader implements SegmentReader {
     if (vem && vex) graph = HnswVectorsReader.openMeta(vem, vex, info.id, info.suffix);
     const ids = DocIds.read(dir, info.name, info.id, info.maxDoc);
     const documents = openDocuments(dir, info, files);
+    // Prescore segments are dense (ord = doc), so the live docs are the live ords too.
+    const liveDocs = info.delGen === -1 ? null : shared(readLiveWords(info, files));
     const handle: SegmentHandle = {
       key: `${indexId}#${dir}#${info.name}#${idToString(info.id)}`,
       indexId,
@@ -222,7 +237,7 @@ class PrescoreSegmentReader implements SegmentReader {
         rotationSeed: q.rotationSeed,
       },
       graph: vem && vex ? { vem, vex, segmentId: info.id, suffix: info.suffix, fieldNumber } : null,
-      liveOrds: null,
+      liveOrds: liveDocs,
       resident: null,
     };
     return new PrescoreSegmentReader(
@@ -239,11 +254,13 @@ class PrescoreSegmentReader implements SegmentReader {
         graph: vex ? vex.length : 0,
       },
       documents,
+      liveDocs,
+      info.delCount,
     );
   }
 
   get numVectors(): number {
-    return this.handle.vectors.size;
+    return this.handle.vectors.size - this.delCount;
   }
 
   id(doc: number): string {
@@ -256,6 +273,12 @@ class PrescoreSegmentReader implements SegmentReader {
     this.graph?.checkIntegrity();
     this.documents?.checkIntegrity();
   }
+}
+
+/** The segment's `.liv` (CRC-checked, its deleted count checked against the commit's) as live-doc words. */
+function readLiveWords(info: SegmentCommitInfo, files: HeldFiles): Uint32Array {
+  const slice = files.open(liveDocsFileName(info.name, info.delGen));
+  return parseLiveDocs(openChecksummed(readSliceBytes(slice), slice.name), info.id, info.maxDoc, info.delGen, info.delCount).words();
 }
 
 /** A segment's documents when the build wrote them (`_N.fnm`); null for an index built before documents. */

@@ -4,12 +4,7 @@ import { DEFAULT_GRAPH_BEAM_WIDTH, defaultMinConnections } from './graphBuildPol
 import { DEFAULT_MAX_CONN } from '../hnsw/HnswGraphBuilder.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { assertNoZeroRows, detectFormat, openVectorSource, type VectorFormat } from '../input/index.js';
-import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';
-import { segmentFileName } from '../flat/FlatVectorsFormat.js';
-import { SQ_DATA_EXTENSION, SQ_META_EXTENSION } from '../quantized/ScalarQuantizedVectorsFormat.js';
-import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsReader.js';
-import { listCommitGenerations, newSegmentId, PRESCORE_FORMAT_SUFFIX, writeCommit, type SegmentCommitInfo } from './CommitPoint.js';
-import { DocIds } from './DocIds.js';
+import { listCommitGenerations, writeCommit, type SegmentCommitInfo } from './CommitPoint.js';
 import { deleteUnreferencedFiles } from './IndexFileDeleter.js';
 import { DirectoryLock } from '../store/DirectoryLock.js';
 import { SILENT_PROGRESS, type ProgressListener } from './ProgressListener.js';
@@ -21,10 +16,8 @@ import { Mapping } from '../document/Mapping.js';
 import type { DenseVectorSimilarity } from '../document/FieldMapping.js';
 import { openDocuments, pairDocuments, vectorDocuments, type DocumentSource } from '../input/DocumentSource.js';
 import { InputError } from '../input/InputError.js';
-import { FieldNumbers, SegmentDocumentsWriter } from './SegmentDocumentsWriter.js';
-import { DOC_VALUES_SUFFIX } from './SegmentDocumentsWriter.js';
-import { DV_DATA_EXTENSION, DV_META_EXTENSION } from '../docvalues/Lucene90DocValuesFormat.js';
-import { FIELD_INFOS_EXTENSION } from '../lucene/FieldInfos.js';
+import { FieldNumbers } from './SegmentDocumentsWriter.js';
+import { encodeSegmentSettings, nextSegmentNumber, SEGMENT_SETTINGS_KEY, SegmentWriter, type SegmentSettings } from './SegmentWriter.js';
 
 export interface BuildOptions {
   /** The documents (JSON Lines or an Elasticsearch _bulk body) or the vectors (fvecs, npy) to index. */
@@ -108,7 +101,7 @@ export async function buildIndex(options: BuildOptions, services: BuildServices)
   if (!/^[A-Za-z0-9_.-]{1,128}$/.test(fieldName)) throw new RangeError(`invalid field name "${fieldName}" (letters, digits, _ . - only)`);
   if (options.similarity === undefined && !mapped) throw new RangeError('--similarity is required (or a dense_vector field in the mapping)');
   const similarity = resolveSimilarity(options.similarity, mapped?.mapping.similarity);
-  if (!mapped) mapping.put(fieldName, { type: 'dense_vector', docValues: false, dims: undefined, similarity: esSimilarity(similarity), indexOptions: null });
+  if (!mapped) mapping.put(fieldName, { type: 'dense_vector', docValues: false, dims: undefined, similarity: similarity.esName, indexOptions: null });
   const parser = new DocumentParser(mapping);
   const source = await openBuildInput(options, parser, fieldName);
   const dense = mapping.field(fieldName);
@@ -155,72 +148,35 @@ async function buildLocked(
   const counters = new Int32Array(new SharedArrayBuffer(8));
   const writing = progress.stage('write vectors', source.count, 'vectors');
 
-  const fieldNumbers = new FieldNumbers();
-  const vectorField = {
-    name: fieldName,
+  const settings: SegmentSettings = {
+    dir: options.out,
+    fieldName,
+    similarity: options.similarity,
     dims,
-    similarity: options.similarity.name,
-    format: PRESCORE_FORMAT_SUFFIX.slice(0, PRESCORE_FORMAT_SUFFIX.lastIndexOf('_')),
-    formatSuffix: PRESCORE_FORMAT_SUFFIX.slice(PRESCORE_FORMAT_SUFFIX.lastIndexOf('_') + 1),
+    fieldNumbers: new FieldNumbers(),
+    flatThreshold,
+    m: options.m ?? DEFAULT_MAX_CONN,
+    beamWidth: options.beamWidth ?? DEFAULT_GRAPH_BEAM_WIDTH,
+    minConnections: options.minConnections ?? defaultMinConnections(options.m ?? DEFAULT_MAX_CONN),
+    quantization: options.quantization,
   };
-
-  /** The segment being written: its fp32 writer, its documents and the ids of its docs. */
-  interface OpenSegment {
-    readonly name: string;
-    readonly id: Uint8Array;
-    readonly writer: FlatVectorsWriter;
-    readonly docs: SegmentDocumentsWriter;
-    readonly ids: string[];
-    readonly firstRow: number;
-  }
-  let open: OpenSegment | null = null;
+  let open: SegmentWriter | null = null;
   let rows = 0;
 
-  const startSegment = (firstRow: number): OpenSegment => {
-    const name = `_${(nextSegment++).toString(36)}`;
-    const id = newSegmentId();
-    const writer = new FlatVectorsWriter(options.out, name, id, PRESCORE_FORMAT_SUFFIX, { fieldNumber: 0, similarity: options.similarity, dims });
-    created.push(writer.dataPath, writer.metaPath);
-    // Named up front: a failed build deletes them whether or not they were written.
-    for (const ext of ['fdt', 'fdx', 'fdm', FIELD_INFOS_EXTENSION]) created.push(join(options.out, `${name}.${ext}`));
-    for (const ext of [DV_DATA_EXTENSION, DV_META_EXTENSION]) created.push(join(options.out, segmentFileName(name, DOC_VALUES_SUFFIX, ext)));
-    const docs = new SegmentDocumentsWriter(options.out, { name, id }, fieldNumbers, vectorField);
-    return { name, id, writer, docs, ids: [], firstRow };
+  const startSegment = (firstRow: number): SegmentWriter => {
+    const writer = new SegmentWriter(settings, `_${(nextSegment++).toString(36)}`, firstRow);
+    created.push(...writer.files);
+    return writer;
   };
 
-  /** Closes the segment's `.vec/.vemf`, writes its ids, and hands quantization + graph to a worker. */
-  const finishSegment = (seg: OpenSegment): void => {
-    const count = seg.writer.size;
-    seg.writer.finish();
-    seg.docs.finish(mapping);
-    const ids = sequentialIds(seg.ids, seg.firstRow) ? DocIds.sequential(seg.firstRow, count) : DocIds.explicit(seg.ids);
-    created.push(DocIds.write(options.out, seg.name, seg.id, ids));
-    for (const ext of [SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION]) {
-      created.push(join(options.out, segmentFileName(seg.name, PRESCORE_FORMAT_SUFFIX, ext)));
-    }
-    const buildGraph = count > flatThreshold;
-    segments.push({ name: seg.name, id: seg.id, maxDoc: count, suffix: PRESCORE_FORMAT_SUFFIX, hasGraph: buildGraph });
-    const build = services.buildSegment({
-      dir: options.out,
-      name: seg.name,
-      id: seg.id,
-      suffix: PRESCORE_FORMAT_SUFFIX,
-      fieldNumber: 0,
-      similarity: options.similarity.ordinal,
-      dims,
-      count,
-      vecPath: seg.writer.dataPath,
-      vecOffset: seg.writer.vectorDataOffset,
-      buildGraph,
-      m: options.m ?? DEFAULT_MAX_CONN,
-      beamWidth: options.beamWidth ?? DEFAULT_GRAPH_BEAM_WIDTH,
-      minConnections: options.minConnections ?? defaultMinConnections(options.m ?? DEFAULT_MAX_CONN),
-      seed: (options.seed ?? 42) + segments.length,
-      quantization: options.quantization,
-      progress: counters,
-    });
-    build.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
-    builds.push(build);
+  /** Closes the segment's files on this thread and hands quantization + graph to a worker. */
+  const finishSegment = (seg: SegmentWriter): void => {
+    // Segment i's graph seed is seed + i + 1 (as builds before SegmentWriter had it: indexes stay reproducible).
+    const { info, build } = seg.finish(mapping, (options.seed ?? 42) + segments.length + 1, counters);
+    segments.push(info);
+    const built = services.buildSegment(build);
+    built.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
+    builds.push(built);
   };
 
   try {
@@ -228,16 +184,12 @@ async function buildLocked(
     for await (const batch of source.batches(Math.min(segmentDocs, 8192))) {
       if (cosine) assertNoZeroRows(source.path, batch.vectors, dims, batch.rows, batch.firstRow);
       for (let offset = 0; offset < batch.rows; ) {
-        const seg: OpenSegment = (open ??= startSegment(batch.firstRow + offset));
-        const take = Math.min(batch.rows - offset, segmentDocs - seg.writer.size);
-        seg.writer.addVectors(batch.vectors.subarray(offset * dims, (offset + take) * dims), take);
-        for (let i = 0; i < take; i++) {
-          seg.ids.push(batch.ids[offset + i]!);
-          seg.docs.add(batch.ids[offset + i]!, batch.docs[offset + i]!);
-        }
+        const seg: SegmentWriter = (open ??= startSegment(batch.firstRow + offset));
+        const take = Math.min(batch.rows - offset, segmentDocs - seg.size);
+        seg.add(batch.vectors.subarray(offset * dims, (offset + take) * dims), batch.ids.slice(offset, offset + take), batch.docs.slice(offset, offset + take));
         offset += take;
         rows += take;
-        if (seg.writer.size === segmentDocs) {
+        if (seg.size === segmentDocs) {
           finishSegment(seg);
           open = null;
         }
@@ -274,6 +226,7 @@ async function buildLocked(
         ['createdAt', new Date().toISOString()],
         ['segmentDocs', String(segmentDocs)],
         ['flatThreshold', String(flatThreshold)],
+        [SEGMENT_SETTINGS_KEY, encodeSegmentSettings(settings)],
       ]),
     });
     deleteUnreferencedFiles(options.out);
@@ -290,8 +243,7 @@ async function buildLocked(
     };
   } catch (e) {
     writing.stop();
-    (open as OpenSegment | null)?.writer.abort();
-    (open as OpenSegment | null)?.docs.abort();
+    (open as SegmentWriter | null)?.abort();
     await Promise.allSettled(builds);
     for (const f of created) rmSync(f, { force: true });
     throw e;
@@ -321,25 +273,4 @@ function resolveSimilarity(given: VectorSimilarityFunction | undefined, mapped: 
   const fromMapping = mapped === undefined ? undefined : VectorSimilarityFunction.fromName(mapped);
   if (given && fromMapping && given !== fromMapping) throw new RangeError(`--similarity ${given.userName} disagrees with the mapping's dense_vector similarity ${mapped}`);
   return given ?? fromMapping ?? VectorSimilarityFunction.COSINE;
-}
-
-/** Elasticsearch's name of a similarity (`l2_norm` for EUCLIDEAN). */
-function esSimilarity(sim: VectorSimilarityFunction): DenseVectorSimilarity {
-  return sim === VectorSimilarityFunction.EUCLIDEAN ? 'l2_norm' : (sim.userName as DenseVectorSimilarity);
-}
-
-/** Whether ids are the row numbers from `firstRow` on (the compact DocIds form). */
-function sequentialIds(ids: readonly string[], firstRow: number): boolean {
-  for (let i = 0; i < ids.length; i++) if (ids[i] !== String(firstRow + i)) return false;
-  return true;
-}
-
-/** Segment names must never be reused: continue after the largest `_N` present. */
-function nextSegmentNumber(dir: string): number {
-  let max = -1;
-  for (const f of readdirSync(dir)) {
-    const m = /^_([0-9a-z]+)[._]/.exec(f);
-    if (m) max = Math.max(max, parseInt(m[1], 36));
-  }
-  return max + 1;
 }

@@ -8,14 +8,17 @@ import { docIdsFileName } from './DocIds.js';
 import { DV_DATA_EXTENSION, DV_META_EXTENSION } from '../docvalues/Lucene90DocValuesFormat.js';
 import { FIELD_INFOS_EXTENSION } from '../lucene/FieldInfos.js';
 import { DOC_VALUES_SUFFIX } from './SegmentDocumentsWriter.js';
+import { LIVE_DOCS_EXTENSION, liveDocsFileName } from '../lucene/LiveDocs.js';
 
 const SEGMENT_EXTENSIONS = [FLAT_DATA_EXTENSION, FLAT_META_EXTENSION, SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION];
 /** A segment's document files: `_N.fdt/.fdx/.fdm` (stored fields), `_N.fnm` (field infos). */
 const DOCUMENT_EXTENSIONS = ['fdt', 'fdx', 'fdm', FIELD_INFOS_EXTENSION];
 const DOC_VALUES_EXTENSIONS = [DV_DATA_EXTENSION, DV_META_EXTENSION];
 
-/** Segment files by their exact shapes: `_N.ids`, `_N.<document ext>` and `_N_<format>_<n>.<ext>`. */
-const SEGMENT_FILE = new RegExp(`^_[0-9a-z]+(\\.(ids|${DOCUMENT_EXTENSIONS.join('|')})|_[A-Za-z0-9]+_\\d+\\.(${[...SEGMENT_EXTENSIONS, ...DOC_VALUES_EXTENSIONS].join('|')}))$`);
+/** Segment files by their exact shapes: `_N.ids`, `_N.<document ext>`, `_N_<format>_<n>.<ext>` and `_N_<delGen>.liv`. */
+const SEGMENT_FILE = new RegExp(
+  `^_[0-9a-z]+(\\.(ids|${DOCUMENT_EXTENSIONS.join('|')})|_[A-Za-z0-9]+_\\d+\\.(${[...SEGMENT_EXTENSIONS, ...DOC_VALUES_EXTENSIONS].join('|')})|_[0-9a-z]+\\.${LIVE_DOCS_EXTENSION})$`,
+);
 
 /** Files prescore writes into an index directory (anything else there is left alone). */
 function isIndexFile(name: string): boolean {
@@ -48,6 +51,7 @@ export function deleteUnreferencedFiles(dir: string, options: { readonly onlyWit
       for (const ext of SEGMENT_EXTENSIONS) keep.add(segmentFileName(s.name, s.suffix, ext));
       for (const ext of DOCUMENT_EXTENSIONS) keep.add(`${s.name}.${ext}`);
       for (const ext of DOC_VALUES_EXTENSIONS) keep.add(segmentFileName(s.name, DOC_VALUES_SUFFIX, ext));
+      if (s.delGen >= 1) keep.add(liveDocsFileName(s.name, s.delGen));
     }
   }
   const deleted: string[] = [];

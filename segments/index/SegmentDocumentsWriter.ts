@@ -44,11 +44,19 @@ export const DOC_VALUES_SUFFIX = `${LUCENE90_DOC_VALUES_FORMAT}_0`;
 /** A build's field numbers (Lucene's FieldInfos.FieldNumbers): the first time a field is met fixes its number. */
 export class FieldNumbers {
   private readonly numbers = new Map<string, number>();
+  private next = FIRST_MAPPED_FIELD_NUMBER;
 
   numberOf(path: string): number {
     let n = this.numbers.get(path);
-    if (n === undefined) this.numbers.set(path, (n = FIRST_MAPPED_FIELD_NUMBER + this.numbers.size));
+    if (n === undefined) this.numbers.set(path, (n = this.next++));
     return n;
+  }
+
+  /** Takes over a number an existing segment gave `path` (a writer continuing an index); new fields number past it. */
+  assign(path: string, number: number): void {
+    if (number < FIRST_MAPPED_FIELD_NUMBER || this.numbers.has(path)) return;
+    this.numbers.set(path, number);
+    this.next = Math.max(this.next, number + 1);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { DenseVectorSimilarity } from '../document/FieldMapping.js';
 import { cosine, dotProduct, normalizeToUnitInterval, scaleMaxInnerProductScore, squareDistance } from '../util/VectorUtil.js';
 
 /**
@@ -74,6 +75,11 @@ export class VectorSimilarityFunction {
   /** The CLI/HTTP spelling. */
   get userName(): string {
     return this.name === 'MAXIMUM_INNER_PRODUCT' ? 'max_inner_product' : this.name.toLowerCase();
+  }
+
+  /** Elasticsearch's name in a dense_vector mapping (`l2_norm` for EUCLIDEAN). */
+  get esName(): DenseVectorSimilarity {
+    return this.name === 'EUCLIDEAN' ? 'l2_norm' : (this.userName as DenseVectorSimilarity);
   }
 
   /** The Lucene name. */

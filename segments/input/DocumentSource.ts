@@ -143,7 +143,7 @@ async function* rawDocuments(path: string, format: DocumentFormat): AsyncGenerat
 }
 
 /** A generated id, as Elasticsearch generates one for a document indexed without: 20 URL-safe base64 characters. */
-function generatedId(): string {
+export function generatedId(): string {
   return randomBytes(15).toString('base64url');
 }
 

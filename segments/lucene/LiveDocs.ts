@@ -39,6 +39,13 @@ export class LiveDocs {
     return ((this.bits[doc >>> 3] >>> (doc & 7)) & 1) === 1;
   }
 
+  /** The live docs as 32-bit words (bit d of word d >>> 5), ceil(maxDoc / 32) of them: a copy. */
+  words(): Uint32Array {
+    const out = new Uint32Array(Math.ceil(this.maxDoc / 32));
+    new Uint8Array(out.buffer).set(this.bits.subarray(0, out.byteLength));
+    return out;
+  }
+
   /** The deleted doc ids, ascending. */
   deletedDocs(): number[] {
     const out: number[] = [];

@@ -1,0 +1,233 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openIndex } from '../src/api/openIndex.js';
+import { openIndexWriter } from '../src/api/openIndexWriter.js';
+import { DocumentError } from '../segments/document/DocumentParser.js';
+import { Mapping } from '../segments/document/Mapping.js';
+import { readLatestCommit } from '../segments/index/CommitPoint.js';
+import { DirectoryReader } from '../segments/index/DirectoryReader.js';
+import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
+import { parseLiveDocs } from '../segments/lucene/LiveDocs.js';
+import { openChecksummed } from '../segments/codec/CodecUtil.js';
+import { LockObtainFailedException } from '../segments/store/DirectoryLock.js';
+import { TermQuery } from '../query/filter/index.js';
+import { buildTestIndex } from './support/testIndex.js';
+
+/**
+ * The library's IndexWriter: documents added, updated and deleted by id while the index exists,
+ * made durable and visible by a commit, in the same formats as a build (deletions as Lucene's
+ * `.liv` generations), one writer per directory.
+ */
+const roots: string[] = [];
+const tempDir = () => {
+  const root = mkdtempSync(join(tmpdir(), 'prescore-writer-'));
+  roots.push(root);
+  return join(root, 'index');
+};
+afterAll(() => {
+  for (const r of roots) rmSync(r, { recursive: true, force: true });
+});
+
+const DIMS = 16;
+const vector = (i: number) => Array.from({ length: DIMS }, (_, j) => Math.fround(Math.cos(i * 0.37 + j * 1.3) + (j === i % DIMS ? 0.5 : 0)));
+const doc = (i: number, extra: Record<string, unknown> = {}) => ({ vector: vector(i), title: `doc ${i}`, color: ['red', 'green', 'blue'][i % 3], rank: i, ...extra });
+const cosine = { dims: DIMS, similarity: VectorSimilarityFunction.COSINE };
+
+describe('IndexWriter', () => {
+  it('creates an index whose committed documents are searchable with their source, and not before the commit', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine });
+    for (let i = 0; i < 300; i++) writer.addDocument(doc(i), `d${i}`);
+    const before = await openIndex(dir);
+    expect(await before.count!()).toBe(0);
+    await before.close();
+
+    await writer.commit();
+    const idx = await openIndex(dir);
+    const r = await idx.search(Float32Array.from(vector(42)), { k: 3, source: true });
+    expect(r.hits[0]).toMatchObject({ id: 'd42', source: { title: 'doc 42', color: 'red', rank: 42 } });
+    expect(await idx.count!()).toBe(300);
+    expect(await idx.count!(new TermQuery('color', 'green'))).toBe(100);
+    await idx.close();
+    await writer.close();
+  });
+
+  it('replaces a document on update and removes it on delete, in buffered, flushed and committed docs alike', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine });
+    for (let i = 0; i < 100; i++) writer.addDocument(doc(i), `d${i}`);
+    await writer.commit(); // d0..d99 committed
+    for (let i = 100; i < 150; i++) writer.addDocument(doc(i), `d${i}`);
+    await writer.flush(); // d100..d149 in a flushed segment
+    for (let i = 150; i < 200; i++) writer.addDocument(doc(i), `d${i}`); // buffered
+
+    expect(writer.updateDocument('d5', doc(500, { title: 'moved' }))).toBe('updated');
+    expect(writer.updateDocument('d120', doc(620, { title: 'moved too' }))).toBe('updated');
+    expect(writer.updateDocument('d180', doc(780))).toBe('updated');
+    expect(writer.updateDocument('new', doc(900))).toBe('created');
+    expect(writer.deleteDocuments('d6', 'd130', 'd190', 'absent')).toBe(3);
+    expect(writer.numDocs).toBe(200 + 1 - 3);
+    expect(writer.hasDocument('d6')).toBe(false);
+    expect(writer.hasDocument('d5')).toBe(true);
+    await writer.commit();
+
+    const idx = await openIndex(dir);
+    expect(await idx.count!()).toBe(198);
+    for (const id of ['d6', 'd130', 'd190']) expect(await idx.get!(id)).toBeNull();
+    expect((await idx.get!('d5'))!.source).toMatchObject({ title: 'moved', rank: 500 });
+    expect((await idx.get!('d120'))!.source).toMatchObject({ title: 'moved too' });
+    // The old vectors no longer find their docs; the new ones do.
+    const old = await idx.search(Float32Array.from(vector(5)), { k: 1 });
+    expect(old.hits[0]!.id).not.toBe('d5');
+    expect((await idx.search(Float32Array.from(vector(500)), { k: 1 })).hits[0]!.id).toBe('d5');
+    expect((await idx.search(Float32Array.from(vector(6)), { k: 200 })).hits.map((h) => h.id)).not.toContain('d6');
+    await idx.close();
+    await writer.close();
+  });
+
+  it('writes deletions of a built index as a new Lucene .liv generation per commit, never rewriting a segment', async () => {
+    const t = await buildTestIndex({ n: 3000, dims: 32, segmentDocs: 1000, flatThreshold: 500 });
+    roots.push(t.root);
+    const segmentFiles = () => readdirSync(t.dir).filter((f) => !f.endsWith('.liv') && !f.startsWith('commit_') && f !== 'write.lock');
+    const before = segmentFiles();
+    const writer = await openIndexWriter(t.dir);
+    const deleted = Array.from({ length: 100 }, (_, i) => String(i * 29)); // ids of a vector build are row numbers
+    expect(writer.deleteDocuments(...deleted)).toBe(100);
+    await writer.commit();
+    expect(segmentFiles()).toEqual(before);
+    const commit = readLatestCommit(t.dir);
+    expect(commit.segments.map((s) => [s.delGen, s.delCount])).toEqual([
+      [1, 35],
+      [1, 34],
+      [1, 31],
+    ]);
+    const liv = openChecksummed(new Uint8Array(readFileSync(join(t.dir, '_0_1.liv'))), '_0_1.liv');
+    expect(parseLiveDocs(liv, commit.segments[0]!.id, 1000, 1, 35).isLive(29)).toBe(false);
+
+    // Searching through the graphs, a deleted doc's own vector no longer finds it.
+    const idx = await openIndex(t.dir);
+    for (const id of deleted.slice(0, 20)) {
+      const r = await idx.search(t.base.subarray(Number(id) * 32, (Number(id) + 1) * 32), { k: 10 });
+      expect(r.hits.map((h) => h.id)).not.toContain(id);
+    }
+    expect(await idx.count!()).toBe(2900);
+    await idx.close();
+
+    writer.deleteDocuments('1');
+    await writer.commit();
+    expect(readLatestCommit(t.dir).segments[0]).toMatchObject({ delGen: 2, delCount: 36 });
+    expect(existsSync(join(t.dir, '_0_1.liv'))).toBe(false);
+    expect(existsSync(join(t.dir, '_0_2.liv'))).toBe(true);
+    await writer.close();
+  }, 60_000);
+
+  it('drops a segment whose every document is deleted', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine });
+    for (let i = 0; i < 10; i++) writer.addDocument(doc(i), `a${i}`);
+    await writer.commit();
+    for (let i = 0; i < 10; i++) writer.addDocument(doc(i), `b${i}`);
+    await writer.commit();
+    expect(readLatestCommit(dir).segments).toHaveLength(2);
+    writer.deleteDocuments(...Array.from({ length: 10 }, (_, i) => `a${i}`));
+    await writer.commit();
+    const segments = readLatestCommit(dir).segments;
+    expect(segments.map((s) => s.name)).toEqual(['_1']);
+    expect(readdirSync(dir).filter((f) => f.startsWith('_0.') || f.startsWith('_0_'))).toEqual([]);
+    await writer.close();
+  });
+
+  it('fails a bad document alone, naming the field, and keeps the good ones', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: { ...cosine, mapping: Mapping.parse({ properties: { rank: { type: 'integer' } } }) } });
+    writer.addDocument(doc(1), 'good');
+    expect(() => writer.addDocument({ title: 'no vector' }, 'x')).toThrow(DocumentError);
+    expect(() => writer.addDocument({ vector: [1, 2, 3] }, 'x')).toThrow(/field \[vector\]: the vector has 3 dims/);
+    expect(() => writer.addDocument({ vector: vector(2), rank: 'high' }, 'x')).toThrow(/field \[rank\]/);
+    expect(() => writer.addDocument({ vector: new Array(DIMS).fill(0) }, 'x')).toThrow(/all zeros/);
+    expect(() => writer.addDocument(doc(3), '')).toThrow(/non-empty/);
+    await writer.commit();
+    const idx = await openIndex(dir);
+    expect(await idx.count!()).toBe(1);
+    expect(await idx.get!('x')).toBeNull();
+    await idx.close();
+    await writer.close();
+  });
+
+  it('keeps the mapping it grows (dynamic fields) in the commit, and keeps field numbers across segments', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine });
+    writer.addDocument(doc(1), 'a');
+    await writer.commit();
+    writer.addDocument(doc(2, { size: 'XL', weight: 2.5 }), 'b');
+    await writer.close();
+    const mapping = Mapping.parse(JSON.parse(readLatestCommit(dir).userData.get('mapping')!));
+    expect(mapping.field('size')?.type).toBe('keyword');
+    expect(mapping.field('weight')?.type).toBe('float');
+    const idx = await openIndex(dir);
+    expect(await idx.count!(new TermQuery('color', 'blue'))).toBe(1);
+    expect(await idx.count!(new TermQuery('size', 'XL'))).toBe(1);
+    await idx.close();
+  });
+
+  it('discards what was not committed on rollback, files included', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine });
+    for (let i = 0; i < 20; i++) writer.addDocument(doc(i), `d${i}`);
+    await writer.commit();
+    const committed = readdirSync(dir).sort();
+    writer.addDocument(doc(99), 'later');
+    writer.deleteDocuments('d1');
+    await writer.flush();
+    expect(readdirSync(dir).length).toBeGreaterThan(committed.length);
+    await writer.rollback();
+    expect(readdirSync(dir).sort()).toEqual(committed.filter((f) => f !== 'write.lock'));
+    const idx = await openIndex(dir);
+    expect(await idx.count!()).toBe(20);
+    await idx.close();
+  });
+
+  it('is the only writer of its directory', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine });
+    await expect(openIndexWriter(dir)).rejects.toThrow(LockObtainFailedException);
+    await writer.close();
+    const again = await openIndexWriter(dir);
+    await again.close();
+    await expect(openIndexWriter(tempDir())).rejects.toThrow(/no prescore index .* pass create/);
+  });
+
+  it('flushes on its own when the buffer outgrows its RAM budget', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine, ramBufferBytes: 20_000 });
+    for (let i = 0; i < 200; i++) writer.addDocument(doc(i), `d${i}`);
+    expect(writer.numBufferedDocs).toBeLessThan(200);
+    await writer.commit();
+    expect(readLatestCommit(dir).segments.length).toBeGreaterThan(1);
+    expect(readLatestCommit(dir).segments.reduce((a, s) => a + s.maxDoc, 0)).toBe(200);
+    await writer.close();
+  });
+});
+
+describe('DirectoryReader.openIfChanged', () => {
+  it('returns null while the reader is current, and a reader of the new commit after one', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine });
+    writer.addDocument(doc(1), 'a');
+    await writer.commit();
+    const reader = DirectoryReader.open(dir);
+    expect(DirectoryReader.openIfChanged(reader)).toBeNull();
+    writer.deleteDocuments('a');
+    writer.addDocument(doc(2), 'b');
+    await writer.commit();
+    const next = DirectoryReader.openIfChanged(reader)!;
+    expect(next.commit.generation).toBeGreaterThan(reader.commit.generation);
+    expect(reader.leaves.map((l) => l.reader.id(0))).toEqual(['a']); // the old reader still reads its commit
+    expect(next.leaves.map((l) => l.reader.id(0))).toEqual(['b']);
+    reader.close();
+    next.close();
+    await writer.close();
+  });
+});
