@@ -41,8 +41,20 @@ export type { IndexReader, LeafReaderContext, SegmentReader } from '../segments/
 export { LuceneIndexReader, type LuceneIndexReaderOptions } from '../segments/lucene/LuceneIndexReader.js';
 export { buildIndex, type BuildOptions, type BuildReport } from './api/buildIndex.js';
 export { openIndexWriter, type OpenIndexWriterOptions } from './api/openIndexWriter.js';
-export { IndexWriter, type IndexWriterOptions, type IndexWriterServices, type NewIndexOptions, type WriteOptions, type WriteResult } from '../segments/index/IndexWriter.js';
+export {
+  IndexWriter,
+  VersionConflictError,
+  PRIMARY_TERM,
+  type CurrentDocument,
+  type Durability,
+  type IndexWriterOptions,
+  type IndexWriterServices,
+  type NewIndexOptions,
+  type WriteOptions,
+  type WriteResult,
+} from '../segments/index/IndexWriter.js';
 export type { SegmentBuildParameters } from '../segments/index/SegmentWriter.js';
+export type { DocVersion, StoredDoc } from '../segments/index/WriterSegment.js';
 export type { DenseVectorSimilarity } from '../segments/document/FieldMapping.js';
 export { DocumentError } from '../segments/document/DocumentParser.js';
 export { Mapping, MappingError } from '../segments/document/Mapping.js';

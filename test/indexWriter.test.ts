@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openIndex } from '../src/api/openIndex.js';
 import { openIndexWriter } from '../src/api/openIndexWriter.js';
 import { DocumentError } from '../segments/document/DocumentParser.js';
+import { VersionConflictError } from '../segments/index/IndexWriter.js';
 import { Mapping } from '../segments/document/Mapping.js';
 import { readLatestCommit } from '../segments/index/CommitPoint.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
@@ -63,10 +64,10 @@ describe('IndexWriter', () => {
     await writer.flush(); // d100..d149 in a flushed segment
     for (let i = 150; i < 200; i++) writer.addDocument(doc(i), `d${i}`); // buffered
 
-    expect(writer.updateDocument('d5', doc(500, { title: 'moved' }))).toBe('updated');
-    expect(writer.updateDocument('d120', doc(620, { title: 'moved too' }))).toBe('updated');
-    expect(writer.updateDocument('d180', doc(780))).toBe('updated');
-    expect(writer.updateDocument('new', doc(900))).toBe('created');
+    expect(writer.updateDocument('d5', doc(500, { title: 'moved' })).result).toBe('updated');
+    expect(writer.updateDocument('d120', doc(620, { title: 'moved too' })).result).toBe('updated');
+    expect(writer.updateDocument('d180', doc(780)).result).toBe('updated');
+    expect(writer.updateDocument('new', doc(900)).result).toBe('created');
     expect(writer.deleteDocuments('d6', 'd130', 'd190', 'absent')).toBe(3);
     expect(writer.numDocs).toBe(200 + 1 - 3);
     expect(writer.hasDocument('d6')).toBe(false);
@@ -90,7 +91,7 @@ describe('IndexWriter', () => {
   it('writes deletions of a built index as a new Lucene .liv generation per commit, never rewriting a segment', async () => {
     const t = await buildTestIndex({ n: 3000, dims: 32, segmentDocs: 1000, flatThreshold: 500 });
     roots.push(t.root);
-    const segmentFiles = () => readdirSync(t.dir).filter((f) => !f.endsWith('.liv') && !f.startsWith('commit_') && f !== 'write.lock');
+    const segmentFiles = () => readdirSync(t.dir).filter((f) => f.startsWith('_') && !f.endsWith('.liv'));
     const before = segmentFiles();
     const writer = await openIndexWriter(t.dir);
     const deleted = Array.from({ length: 100 }, (_, i) => String(i * 29)); // ids of a vector build are row numbers
@@ -177,16 +178,26 @@ describe('IndexWriter', () => {
     const writer = await openIndexWriter(dir, { create: cosine });
     for (let i = 0; i < 20; i++) writer.addDocument(doc(i), `d${i}`);
     await writer.commit();
-    const committed = readdirSync(dir).sort();
+    const indexFiles = () =>
+      readdirSync(dir)
+        .filter((f) => !f.startsWith('translog-') && f !== 'write.lock')
+        .sort();
+    const committed = indexFiles();
     writer.addDocument(doc(99), 'later');
     writer.deleteDocuments('d1');
     await writer.flush();
-    expect(readdirSync(dir).length).toBeGreaterThan(committed.length);
+    expect(indexFiles().length).toBeGreaterThan(committed.length);
     await writer.rollback();
-    expect(readdirSync(dir).sort()).toEqual(committed.filter((f) => f !== 'write.lock'));
+    expect(indexFiles()).toEqual(committed);
     const idx = await openIndex(dir);
     expect(await idx.count!()).toBe(20);
     await idx.close();
+    // Nor do the discarded writes come back from the translog.
+    const again = await openIndexWriter(dir);
+    expect(again.recovered.ops).toBe(0);
+    expect(again.hasDocument('later')).toBe(false);
+    expect(again.hasDocument('d1')).toBe(true);
+    await again.close();
   });
 
   it('is the only writer of its directory', async () => {
@@ -207,6 +218,35 @@ describe('IndexWriter', () => {
     await writer.commit();
     expect(readLatestCommit(dir).segments.length).toBeGreaterThan(1);
     expect(readLatestCommit(dir).segments.reduce((a, s) => a + s.maxDoc, 0)).toBe(200);
+    await writer.close();
+  });
+});
+
+describe("IndexWriter's versions (Elasticsearch's _seq_no and _version)", () => {
+  it("numbers every write, counts each id's versions across commits and reopening, and checks create and if_seq_no", async () => {
+    const dir = tempDir();
+    let writer = await openIndexWriter(dir, { create: cosine });
+    expect(writer.updateDocument('a', doc(1))).toEqual({ result: 'created', seqNo: 0, version: 1 });
+    expect(writer.updateDocument('b', doc(2))).toEqual({ result: 'created', seqNo: 1, version: 1 });
+    expect(writer.updateDocument('a', doc(3))).toEqual({ result: 'updated', seqNo: 2, version: 2 });
+    await writer.commit();
+    expect(writer.updateDocument('a', doc(4))).toEqual({ result: 'updated', seqNo: 3, version: 3 }); // found in the committed segment
+    await writer.flush();
+    expect(() => writer.updateDocument('a', doc(5), { opType: 'create' })).toThrow(VersionConflictError);
+    expect(() => writer.updateDocument('a', doc(5), { ifSeqNo: 2, ifPrimaryTerm: 1 })).toThrow(/required seqNo \[2\].*current document has seqNo \[3\]/);
+    expect(writer.updateDocument('a', doc(5), { ifSeqNo: 3, ifPrimaryTerm: 1 })).toEqual({ result: 'updated', seqNo: 4, version: 4 });
+    expect(writer.deleteDocument('b')).toEqual({ result: 'deleted', seqNo: 5, version: 2 });
+    expect(writer.deleteDocument('b')).toEqual({ result: 'not_found', seqNo: 6, version: 1 });
+    expect(() => writer.deleteDocument('zz', { ifSeqNo: 0 })).toThrow(/no document was found/);
+    await writer.close();
+
+    writer = await openIndexWriter(dir);
+    const a = writer.getDocument('a')!;
+    expect({ seqNo: a.seqNo, version: a.version }).toEqual({ seqNo: 4, version: 4 });
+    expect(JSON.parse(new TextDecoder().decode(a.source))).toEqual({ title: 'doc 5', color: 'blue', rank: 5 });
+    expect(Array.from(a.vector)).toEqual(vector(5).map(Math.fround));
+    expect(writer.getDocument('b')).toBeNull();
+    expect(writer.updateDocument('c', doc(6))).toMatchObject({ seqNo: 7, version: 1 });
     await writer.close();
   });
 });

@@ -255,6 +255,12 @@ export function idToString(id: Uint8Array): string {
   return Buffer.from(id).toString('hex');
 }
 
+/** The id `idToString` printed (hex); a clear error for anything else. */
+export function idFromString(text: string): Uint8Array {
+  if (!/^[0-9a-f]{32}$/.test(text)) throw new CorruptIndexException(`invalid id "${text}" (expected ${ID_LENGTH} bytes in hex)`, 'id');
+  return new Uint8Array(Buffer.from(text, 'hex'));
+}
+
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;

@@ -10,10 +10,8 @@ import { listCommitGenerations, writeCommit, type SegmentCommitInfo, type Vector
 import { DirectoryReader } from './DirectoryReader.js';
 import { DEFAULT_GRAPH_BEAM_WIDTH, defaultMinConnections } from './graphBuildPolicy.js';
 import { deleteUnreferencedFiles } from './IndexFileDeleter.js';
-import type { SegmentReader } from './IndexReader.js';
 import type { SegmentBuilder } from './SegmentBuildTask.js';
 import { FieldNumbers } from './SegmentDocumentsWriter.js';
-import { SegmentIdLookup } from './SegmentIdLookup.js';
 import {
   decodeSegmentSettings,
   encodeSegmentSettings,
@@ -24,6 +22,9 @@ import {
   type SegmentSettings,
 } from './SegmentWriter.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
+import { WriterSegment, type DocVersion, type StoredDoc } from './WriterSegment.js';
+import { Translog, translogGenerations } from './Translog.js';
+import { idFromString, idToString } from '../codec/CodecUtil.js';
 
 /** What a new index is made of when `IndexWriter.open` finds none. */
 export interface NewIndexOptions {
@@ -47,23 +48,72 @@ export interface IndexWriterOptions {
    * flush cuts a segment large enough for a graph (DEFAULT_FLAT_THRESHOLD 10k docs).
    */
   readonly ramBufferBytes?: number;
+  /**
+   * When a write is durable. `request` (the default, Elasticsearch's): the caller awaits
+   * `sync()` before acknowledging; `async`: the translog is synced every `syncIntervalMs` (a crash
+   * loses at most that much of what was acknowledged).
+   */
+  readonly durability?: Durability;
+  /** `async` durability's sync period; default 5 s (Elasticsearch's `index.translog.sync_interval`). */
+  readonly syncIntervalMs?: number;
+  /** Commit on its own once the translog holds this many bytes since the last commit; default 512 MiB (Elasticsearch's flush_threshold_size). */
+  readonly translogFlushThresholdBytes?: number;
 }
+
+/** When a write is durable: `request`, before it is acknowledged (the caller awaits sync()); `async`, within the sync interval. */
+export type Durability = 'request' | 'async';
 
 /** What the writer needs from the layer above: where segment codes and graphs are built. */
 export interface IndexWriterServices {
   readonly buildSegment: SegmentBuilder;
 }
 
-/** How a write found the id: an add or update of a new id `created` it, of an existing one `updated` it. */
-export type WriteResult = 'created' | 'updated';
+/** What a write did (Elasticsearch's `result`, `_seq_no` and `_version` of a write response). */
+export interface WriteResult extends DocVersion {
+  /** An index of a new id `created` it, of an existing one `updated` it; a delete `deleted` it or found it `not_found`. */
+  readonly result: 'created' | 'updated' | 'deleted' | 'not_found';
+}
 
 /** Options of one write. */
 export interface WriteOptions {
   /** The document's JSON as the user sent it, kept as its `_source` (default: JSON.stringify of the document). */
   readonly source?: Uint8Array;
+  /** `create`: fail with VersionConflictError when the id exists (Elasticsearch's op_type=create / `_create`). Default `index`. */
+  readonly opType?: 'index' | 'create';
+  /** Optimistic concurrency: the write happens only if the doc's current `_seq_no` is this (else VersionConflictError). */
+  readonly ifSeqNo?: number;
+  /** With ifSeqNo: the doc's primary term, always 1 here (one copy, no failover). */
+  readonly ifPrimaryTerm?: number;
 }
 
+/** A document read back by id, realtime (buffered and uncommitted writes included). */
+export interface CurrentDocument extends StoredDoc {
+  readonly id: string;
+}
+
+/** Elasticsearch's `version_conflict_engine_exception` (HTTP 409): the doc's state is not what the write expected. */
+export class VersionConflictError extends Error {
+  constructor(
+    readonly id: string,
+    reason: string,
+  ) {
+    super(`[${id}]: version conflict, ${reason}`);
+    this.name = 'VersionConflictError';
+  }
+}
+
+/** The primary term of every write: one copy of the index, never failed over. */
+export const PRIMARY_TERM = 1;
+
 export const DEFAULT_RAM_BUFFER_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_SYNC_INTERVAL_MS = 5_000;
+export const DEFAULT_TRANSLOG_FLUSH_THRESHOLD_BYTES = 512 * 1024 * 1024;
+/** Commit user-data keys that tie a commit to its translog (Elasticsearch's names). */
+export const TRANSLOG_UUID_KEY = 'translog_uuid';
+export const TRANSLOG_GENERATION_KEY = 'translog_generation';
+/** The highest sequence number whose op every later commit or replay includes (ops after it are in the translog). */
+export const LOCAL_CHECKPOINT_KEY = 'local_checkpoint';
+export const MAX_SEQ_NO_KEY = 'max_seq_no';
 /** What a buffered doc costs beyond its vector and source (maps, arrays, its id), for the RAM accounting. */
 const BUFFERED_DOC_OVERHEAD = 200;
 const DEFAULT_FLAT_THRESHOLD = 10_000;
@@ -71,31 +121,23 @@ const DEFAULT_FLAT_THRESHOLD = 10_000;
 const SEGMENT_SEED = 42;
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
-interface BufferedDoc {
-  readonly vector: Float32Array;
+interface BufferedDoc extends StoredDoc {
   readonly doc: IndexedDocument;
   readonly bytes: number;
 }
 
-/** A segment the next commit will name, with the deletions applied to it since the last commit. */
-interface WriterSegment {
-  info: SegmentCommitInfo;
-  /** The segment's doc for an id, or -1. */
-  readonly docForId: (id: string) => number;
-  /** Live docs (bit d of word d >>> 5); null: every doc live and nothing deleted yet. */
-  live: Uint32Array | null;
-  /** Deleted docs, the commit's plus those since. */
-  delCount: number;
-  /** Whether deletions since the last commit need a new `.liv`. */
-  dirty: boolean;
-}
+/** A doc parsed and checked, before it has a place in the write history. */
+type ParsedDoc = Omit<BufferedDoc, keyof DocVersion>;
 
 /** Buffered docs taken for a flush: deletes of their ids while it runs apply to the new segment once it is there. */
 interface Flushing {
   readonly docs: ReadonlyMap<string, BufferedDoc>;
   readonly bytes: number;
   readonly deleted: Set<string>;
+  /** Set when its segment starts being written (by its own flush, or by a commit that cannot wait for it). */
+  started: boolean;
 }
 
 /**
@@ -130,6 +172,13 @@ export class IndexWriter {
   private failure: unknown = null;
   private closed = false;
   private readonly parser: DocumentParser;
+  private translog: Translog;
+  /** The sequence number of the last write (Elasticsearch's `_seq_no`: one counter per index). */
+  private seqNo: number;
+  private commitScheduled = false;
+  private readonly syncTimer: NodeJS.Timeout | null;
+  /** What opening replayed from the translog: ops read and bytes of a torn tail cut. */
+  recovered: { readonly ops: number; readonly cutBytes: number } = { ops: 0, cutBytes: 0 };
 
   private constructor(
     readonly dir: string,
@@ -139,10 +188,40 @@ export class IndexWriter {
     private readonly settings: SegmentSettings,
     private readonly mapping: Mapping,
     private nextSegment: number,
-    private readonly ramBufferBytes: number,
+    private readonly options: Required<Omit<IndexWriterOptions, 'create'>>,
   ) {
     this.parser = new DocumentParser(mapping);
     this.adoptCommittedSegments();
+    this.seqNo = Number(reader.commit.userData.get(MAX_SEQ_NO_KEY) ?? -1);
+    this.translog = null as unknown as Translog; // set by recover(), before the writer is handed out
+    this.syncTimer = options.durability === 'async' ? setInterval(() => this.translog.sync().catch(() => {}), options.syncIntervalMs).unref() : null;
+  }
+
+  /**
+   * Continues the commit's translog: replays the ops after the commit (a torn tail cut), then
+   * commits them, so that the log restarts from a commit that holds everything acknowledged. An
+   * index whose commit names no translog (a build's) gets a new one, recorded by a commit.
+   */
+  private async recover(): Promise<void> {
+    const userData = this.reader.commit.userData;
+    const uuid = userData.get(TRANSLOG_UUID_KEY);
+    if (uuid === undefined) {
+      const next = (translogGenerations(this.dir).at(-1) ?? 0) + 1;
+      this.translog = Translog.create(this.dir, next);
+      await this.commitNow({}, true);
+      return;
+    }
+    const { translog, ops, cutBytes } = Translog.open(this.dir, idFromString(uuid), Number(userData.get(TRANSLOG_GENERATION_KEY)));
+    this.translog = translog;
+    this.recovered = { ops: ops.length, cutBytes };
+    const checkpoint = Number(userData.get(LOCAL_CHECKPOINT_KEY) ?? -1);
+    for (const op of ops) {
+      if (op.seqNo <= checkpoint) continue;
+      this.seqNo = Math.max(this.seqNo, op.seqNo);
+      if (op.kind === 'delete') this.deleteId(op.id);
+      else this.applyIndex(op.id, { ...this.parseStored(op.source, op.vector), seqNo: op.seqNo, version: op.version });
+    }
+    if (ops.length > 0 || cutBytes > 0) await this.commitNow({}, true);
   }
 
   /**
@@ -150,8 +229,15 @@ export class IndexWriter {
    * `options.create`, an empty or missing directory becomes a new index with an empty first commit.
    */
   static async open(dir: string, services: IndexWriterServices, options: IndexWriterOptions = {}): Promise<IndexWriter> {
-    const ramBufferBytes = options.ramBufferBytes ?? DEFAULT_RAM_BUFFER_BYTES;
-    if (!(ramBufferBytes > 0)) throw new RangeError(`ramBufferBytes must be positive, got ${ramBufferBytes}`);
+    const resolved = {
+      ramBufferBytes: options.ramBufferBytes ?? DEFAULT_RAM_BUFFER_BYTES,
+      durability: options.durability ?? 'request',
+      syncIntervalMs: options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS,
+      translogFlushThresholdBytes: options.translogFlushThresholdBytes ?? DEFAULT_TRANSLOG_FLUSH_THRESHOLD_BYTES,
+    };
+    for (const key of ['ramBufferBytes', 'syncIntervalMs', 'translogFlushThresholdBytes'] as const)
+      if (!(resolved[key] > 0)) throw new RangeError(`${key} must be positive, got ${resolved[key]}`);
+    if (resolved.durability !== 'request' && resolved.durability !== 'async') throw new RangeError(`durability must be request or async, got ${resolved.durability}`);
     mkdirSync(dir, { recursive: true });
     const lock = await DirectoryLock.obtain(dir, 'index writer');
     try {
@@ -165,7 +251,16 @@ export class IndexWriter {
       try {
         const mapping = reader.mapping ?? Mapping.empty();
         const settings = segmentSettings(dir, reader, mapping);
-        return new IndexWriter(dir, lock, services, reader, settings, mapping, nextSegment, ramBufferBytes);
+        const writer = new IndexWriter(dir, lock, services, reader, settings, mapping, nextSegment, resolved);
+        try {
+          await writer.recover();
+        } catch (e) {
+          writer.stopTimer();
+          writer.translog?.close().catch(() => {});
+          writer.reader.close();
+          throw e;
+        }
+        return writer;
       } catch (e) {
         reader.close();
         throw e;
@@ -209,35 +304,93 @@ export class IndexWriter {
     return docId;
   }
 
-  /** Replaces the document `id` by `doc` (adds it when there is none): Lucene's updateDocument on the `_id` term. */
+  /**
+   * Replaces the document `id` by `doc` (adds it when there is none): Lucene's updateDocument on
+   * the `_id` term, Elasticsearch's index operation. The write is in the translog at once and
+   * durable after the next `sync()`. Throws DocumentError for a document that does not fit,
+   * VersionConflictError when `opType: 'create'` finds the id or `ifSeqNo` does not match.
+   */
   updateDocument(id: string, doc: object, options: WriteOptions = {}): WriteResult {
     this.ensureOpen();
     checkId(id);
-    const buffered = this.parse(doc, options.source);
-    const existed = this.deleteId(id);
-    this.buffer.set(id, buffered);
-    this.bufferBytes += buffered.bytes;
-    if (this.bufferBytes >= this.ramBufferBytes) this.flushInBackground();
-    return existed ? 'updated' : 'created';
+    const parsed = this.parse(doc, options.source);
+    const current = this.currentVersion(id);
+    checkExpectations(id, current, options);
+    const written: BufferedDoc = { ...parsed, seqNo: ++this.seqNo, version: (current?.version ?? 0) + 1 };
+    this.translog.add({ kind: 'index', seqNo: written.seqNo, version: written.version, id, source: written.source, vector: written.vector });
+    this.applyIndex(id, written);
+    this.maybeCommit();
+    return { result: current === null ? 'created' : 'updated', seqNo: written.seqNo, version: written.version };
+  }
+
+  /** Deletes the document `id` (Elasticsearch's delete: `not_found` when there is none, which is no error). */
+  deleteDocument(id: string, options: Pick<WriteOptions, 'ifSeqNo' | 'ifPrimaryTerm'> = {}): WriteResult {
+    this.ensureOpen();
+    checkId(id);
+    const current = this.currentVersion(id);
+    checkExpectations(id, current, options);
+    const seqNo = ++this.seqNo;
+    const version = (current?.version ?? 0) + 1;
+    this.translog.add({ kind: 'delete', seqNo, version, id });
+    this.deleteId(id);
+    return { result: current === null ? 'not_found' : 'deleted', seqNo, version };
   }
 
   /** Deletes the documents with these ids; returns how many there were (an absent id is no error). */
   deleteDocuments(...ids: string[]): number {
-    this.ensureOpen();
     let n = 0;
-    for (const id of ids) if (this.deleteId(id)) n++;
+    for (const id of ids) if (this.deleteDocument(id).result === 'deleted') n++;
     return n;
+  }
+
+  /** The live document `id`, realtime: buffered, flushed and committed writes alike (Elasticsearch's realtime get); null when there is none. */
+  getDocument(id: string): CurrentDocument | null {
+    this.ensureOpen();
+    const buffered = this.buffer.get(id);
+    if (buffered !== undefined) return { id, seqNo: buffered.seqNo, version: buffered.version, source: buffered.source, vector: buffered.vector };
+    for (const f of this.flushing) {
+      const d = f.docs.get(id);
+      if (d !== undefined && !f.deleted.has(id)) return { id, seqNo: d.seqNo, version: d.version, source: d.source, vector: d.vector };
+    }
+    for (const s of this.segments) {
+      const doc = s.docForId(id);
+      if (doc >= 0 && s.isLive(doc)) return { id, ...s.read(doc) };
+    }
+    return null;
+  }
+
+  /**
+   * Resolves once every write made so far is durable in the translog (one fdatasync shared by all
+   * concurrent callers: group commit). A write is acknowledged after this, under `request` durability.
+   */
+  sync(): Promise<void> {
+    this.ensureOpen();
+    return this.translog.sync();
+  }
+
+  /** The sequence number of the last write (-1 before any). */
+  get maxSeqNo(): number {
+    return this.seqNo;
   }
 
   /** Whether a live document has this id (buffered, flushed or committed). */
   hasDocument(id: string): boolean {
-    if (this.buffer.has(id)) return true;
-    if (this.flushing.some((f) => f.docs.has(id) && !f.deleted.has(id))) return true;
+    return this.currentVersion(id) !== null;
+  }
+
+  /** The live doc's seqNo and version, or null. */
+  private currentVersion(id: string): DocVersion | null {
+    const buffered = this.buffer.get(id);
+    if (buffered !== undefined) return buffered;
+    for (const f of this.flushing) {
+      const d = f.docs.get(id);
+      if (d !== undefined && !f.deleted.has(id)) return d;
+    }
     for (const s of this.segments) {
       const doc = s.docForId(id);
-      if (doc >= 0 && isLive(s, doc)) return true;
+      if (doc >= 0 && s.isLive(doc)) return s.version(doc);
     }
-    return false;
+    return null;
   }
 
   /**
@@ -258,11 +411,49 @@ export class IndexWriter {
    */
   commit(userData: Readonly<Record<string, string>> = {}): Promise<number> {
     this.ensureOpen();
-    return this.serialized(async () => {
-      const taken = this.takeBuffer();
-      if (taken !== null) await this.writeSegment(taken);
-      return this.commitFlushed(userData);
+    return this.serialized(() => this.commitNow(userData, false));
+  }
+
+  /**
+   * The commit itself (serialized by the caller). At its start, in one step, the buffer is taken
+   * and the translog rolls to a new generation: every op before this point is in the commit, the
+   * ops after it are in the new generation, which is what the commit names for replay.
+   */
+  private async commitNow(userData: Readonly<Record<string, string>>, force: boolean): Promise<number> {
+    if (!force && !this.hasChanges(userData)) return this.reader.commit.generation;
+    this.takeBuffer();
+    const checkpoint = this.seqNo;
+    const translogGeneration = this.translog.rollGeneration();
+    // Every op up to the checkpoint must be in this commit, including docs that background flushes
+    // queued after this commit have taken from the buffer: their segments are written now.
+    for (const taken of [...this.flushing]) await this.writeSegment(taken);
+    await this.translog.sync();
+    const generation = this.commitFlushed({
+      ...userData,
+      [TRANSLOG_UUID_KEY]: idToString(this.translog.uuid),
+      [TRANSLOG_GENERATION_KEY]: String(translogGeneration),
+      [LOCAL_CHECKPOINT_KEY]: String(checkpoint),
+      [MAX_SEQ_NO_KEY]: String(checkpoint),
     });
+    this.translog.deleteBelow(translogGeneration);
+    return generation;
+  }
+
+  /** Commits in the background once the translog outgrows its threshold (a failure is thrown by the next flush or commit). */
+  private maybeCommit(): void {
+    if (this.commitScheduled || this.translog.sizeInBytes < this.options.translogFlushThresholdBytes) return;
+    this.commitScheduled = true;
+    this.serialized(() => this.commitNow({}, false))
+      .catch((e: unknown) => {
+        this.failure ??= e;
+      })
+      .finally(() => {
+        this.commitScheduled = false;
+      });
+  }
+
+  private stopTimer(): void {
+    if (this.syncTimer !== null) clearInterval(this.syncTimer);
   }
 
   /** Commits what is pending, then releases the write lock and the writer's files (Lucene's close with commitOnClose). */
@@ -272,9 +463,14 @@ export class IndexWriter {
       await this.commit();
     } finally {
       this.closed = true;
+      this.stopTimer();
       await this.tail.catch(() => {});
-      this.reader.close();
-      this.lock.release();
+      try {
+        await this.translog.close();
+      } finally {
+        this.reader.close();
+        this.lock.release();
+      }
     }
   }
 
@@ -285,9 +481,13 @@ export class IndexWriter {
   async rollback(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopTimer();
     await this.tail.catch(() => {});
     this.buffer.clear();
     try {
+      // The ops since the commit go with it: a rolled-back write must not come back on replay.
+      await this.translog.close().catch(() => {});
+      this.translog.deleteFrom(Number(this.reader.commit.userData.get(TRANSLOG_GENERATION_KEY)));
       deleteUnreferencedFiles(this.dir);
     } finally {
       this.reader.close();
@@ -320,7 +520,21 @@ export class IndexWriter {
     });
   }
 
-  private parse(doc: object, source: Uint8Array | undefined): BufferedDoc {
+  /** Buffers a written document under `id`, replacing any document with that id. */
+  private applyIndex(id: string, written: BufferedDoc): void {
+    this.deleteId(id);
+    this.buffer.set(id, written);
+    this.bufferBytes += written.bytes;
+    if (this.bufferBytes >= this.options.ramBufferBytes) this.flushInBackground();
+  }
+
+  /** A document from the translog: its stored `_source` read again by the mapping, its vector as logged. */
+  private parseStored(source: Uint8Array, vector: Float32Array): ParsedDoc {
+    const parsed = this.parser.parse(JSON.parse(decoder.decode(source)));
+    return { vector, source, doc: { source, values: parsed.values }, bytes: vector.byteLength + source.byteLength + BUFFERED_DOC_OVERHEAD };
+  }
+
+  private parse(doc: object, source: Uint8Array | undefined): ParsedDoc {
     const parsed = this.parser.parse(doc);
     const field = this.field;
     if (parsed.vector === null) throw new DocumentError(field.name, 'every document needs the vector field');
@@ -329,7 +543,7 @@ export class IndexWriter {
       throw new DocumentError(field.name, 'the vector is all zeros; cosine similarity is undefined for a zero vector');
     const json = source ?? encoder.encode(JSON.stringify(doc));
     const stored = field.name.includes('.') ? json : withoutTopLevelMember(json, field.name);
-    return { vector: parsed.vector, doc: { source: stored, values: parsed.values }, bytes: parsed.vector.byteLength + stored.byteLength + BUFFERED_DOC_OVERHEAD };
+    return { vector: parsed.vector, source: stored, doc: { source: stored, values: parsed.values }, bytes: parsed.vector.byteLength + stored.byteLength + BUFFERED_DOC_OVERHEAD };
   }
 
   /** Removes `id` wherever it lives; true when a live document had it. */
@@ -349,8 +563,8 @@ export class IndexWriter {
     }
     for (const s of this.segments) {
       const doc = s.docForId(id);
-      if (doc >= 0 && isLive(s, doc)) {
-        deleteDoc(s, doc);
+      if (doc >= 0 && s.isLive(doc)) {
+        s.delete(doc);
         found = true;
       }
     }
@@ -359,7 +573,7 @@ export class IndexWriter {
 
   private takeBuffer(): Flushing | null {
     if (this.buffer.size === 0) return null;
-    const taken: Flushing = { docs: this.buffer, bytes: this.bufferBytes, deleted: new Set() };
+    const taken: Flushing = { docs: this.buffer, bytes: this.bufferBytes, deleted: new Set(), started: false };
     this.buffer = new Map();
     this.bufferBytes = 0;
     this.flushing.push(taken);
@@ -368,14 +582,15 @@ export class IndexWriter {
 
   /** Writes taken docs as a new segment; on failure they go back to the buffer (less those deleted meanwhile). */
   private async writeSegment(taken: Flushing): Promise<void> {
+    if (taken.started) return;
+    taken.started = true;
     const writer = new SegmentWriter(this.settings, `_${(this.nextSegment++).toString(36)}`);
     try {
-      for (const [id, d] of taken.docs) writer.addDocument(id, d.vector, d.doc);
+      for (const [id, d] of taken.docs) writer.addDocument(id, d.vector, d.doc, d);
       const { info, build } = writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8)));
       await this.services.buildSegment(build);
-      const byId = new Map([...taken.docs.keys()].map((id, doc) => [id, doc]));
-      const segment: WriterSegment = { info, docForId: (id) => byId.get(id) ?? -1, live: null, delCount: 0, dirty: false };
-      for (const id of taken.deleted) deleteDoc(segment, byId.get(id)!);
+      const segment = WriterSegment.flushed(info, [...taken.docs.keys()], [...taken.docs.values()]);
+      for (const id of taken.deleted) segment.delete(segment.docForId(id));
       this.segments.push(segment);
     } catch (e) {
       writer.abort();
@@ -391,15 +606,26 @@ export class IndexWriter {
     }
   }
 
+  /** Whether a commit now would differ from the last one. */
+  private hasChanges(userData: Readonly<Record<string, string>>): boolean {
+    const previous = this.reader.commit;
+    return (
+      this.buffer.size > 0 ||
+      this.flushing.length > 0 ||
+      this.segments.some((s) => s.dirty) ||
+      this.segments.length !== previous.segments.length ||
+      Object.entries(userData).some(([k, v]) => previous.userData.get(k) !== v) ||
+      this.mappingChanged()
+    );
+  }
+
   private commitFlushed(userData: Readonly<Record<string, string>>): number {
     const previous = this.reader.commit;
-    const changed = this.segments.some((s) => s.dirty) || this.segments.length !== previous.segments.length || Object.keys(userData).length > 0 || this.mappingChanged();
-    if (!changed) return previous.generation;
     const infos: SegmentCommitInfo[] = [];
     for (const s of this.segments) {
       if (s.dirty) {
         const delGen = nextFreeDelGen(this.dir, s.info.name, Math.max(1, s.info.delGen + 1));
-        writeLiveDocs(this.dir, s.info, delGen, s.live!);
+        writeLiveDocs(this.dir, s.info, delGen, s.liveDocs);
         s.info = { ...s.info, delGen, delCount: s.delCount };
         s.dirty = false;
       }
@@ -428,32 +654,9 @@ export class IndexWriter {
   /** The segments of the reader's commit, with their live docs, as the writer's starting point. */
   private adoptCommittedSegments(): void {
     for (const leaf of this.reader.leaves) {
-      const reader: SegmentReader = leaf.reader;
-      const info = this.reader.commit.segments[leaf.ord]!;
-      this.segments.push({
-        info,
-        docForId: (id) => SegmentIdLookup.of(reader).docForId(id),
-        live: reader.liveDocs ? reader.liveDocs.slice() : null,
-        delCount: info.delCount,
-        dirty: false,
-      });
+      this.segments.push(WriterSegment.committed(this.reader.commit.segments[leaf.ord]!, leaf.reader));
     }
   }
-}
-
-function isLive(s: WriterSegment, doc: number): boolean {
-  return s.live === null || ((s.live[doc >>> 5]! >>> (doc & 31)) & 1) === 1;
-}
-
-function deleteDoc(s: WriterSegment, doc: number): void {
-  if (s.live === null) {
-    s.live = new Uint32Array(Math.ceil(s.info.maxDoc / 32)).fill(0xffffffff);
-    const tail = s.info.maxDoc & 31;
-    if (tail !== 0) s.live[s.live.length - 1] = (1 << tail) - 1;
-  }
-  s.live[doc >>> 5]! &= ~(1 << (doc & 31));
-  s.delCount++;
-  s.dirty = true;
 }
 
 /**
@@ -538,4 +741,17 @@ function segmentSettings(dir: string, reader: DirectoryReader, mapping: Mapping)
   if (mapping.field(field.name) === undefined)
     mapping.put(field.name, { type: 'dense_vector', docValues: false, dims: field.dims, similarity: field.similarity.esName, indexOptions: null });
   return { dir, fieldName: field.name, similarity: field.similarity, dims: field.dims, fieldNumbers, ...params };
+}
+
+/** Elasticsearch's checks before a write: `create` wants no doc, `if_seq_no` wants that one. */
+function checkExpectations(id: string, current: DocVersion | null, options: WriteOptions): void {
+  if (options.opType === 'create' && current !== null) throw new VersionConflictError(id, `document already exists (current version [${current.version}])`);
+  if (options.ifSeqNo !== undefined || options.ifPrimaryTerm !== undefined) {
+    const seqNo = current?.seqNo ?? -2; // UNASSIGNED_SEQ_NO when the doc does not exist
+    if (current === null || seqNo !== options.ifSeqNo || (options.ifPrimaryTerm ?? PRIMARY_TERM) !== PRIMARY_TERM)
+      throw new VersionConflictError(
+        id,
+        `required seqNo [${options.ifSeqNo}], primary term [${options.ifPrimaryTerm ?? PRIMARY_TERM}]. ${current === null ? 'but no document was found' : `current document has seqNo [${seqNo}] and primary term [${PRIMARY_TERM}]`}`,
+      );
+  }
 }

@@ -23,6 +23,12 @@ export const ID_FIELD = '_id';
 export const ID_FIELD_NUMBER = 1;
 export const SOURCE_FIELD = '_source';
 export const SOURCE_FIELD_NUMBER = 2;
+/**
+ * Elasticsearch's `_seq_no` and `_version` of each doc an IndexWriter writes, NUMERIC doc values
+ * (numbered among the mapped fields); a build's segments have neither (their docs are version 1).
+ */
+export const SEQ_NO_FIELD = '_seq_no';
+export const VERSION_FIELD = '_version';
 const FIRST_MAPPED_FIELD_NUMBER = 3;
 
 /**
@@ -80,6 +86,8 @@ export class SegmentDocumentsWriter {
   private readonly stored: StoredFieldsWriter;
   private readonly ids: string[] = [];
   private readonly columns = new Map<string, (FieldValues | undefined)[]>();
+  private readonly seqNos: number[] = [];
+  private readonly versions: number[] = [];
   private docs = 0;
   private readonly files: string[] = [];
 
@@ -92,8 +100,13 @@ export class SegmentDocumentsWriter {
     this.stored = StoredFieldsWriter.create(dir, segment.name, segment.id, { format: SOURCE_STORED_FIELDS });
   }
 
-  add(id: string, doc: IndexedDocument): void {
+  /** Adds a doc; `written` (its seqNo and version) is given by an IndexWriter for every doc of its segments, never by a build. */
+  add(id: string, doc: IndexedDocument, written?: { readonly seqNo: number; readonly version: number }): void {
     const d = this.docs++;
+    if (written !== undefined) {
+      this.seqNos[d] = written.seqNo;
+      this.versions[d] = written.version;
+    }
     this.stored.startDocument();
     this.stored.writeString(ID_FIELD_NUMBER, id);
     this.stored.writeBytes(SOURCE_FIELD_NUMBER, doc.source);
@@ -134,23 +147,44 @@ export class SegmentDocumentsWriter {
     ];
     try {
       dv.addSortedField({ number: ID_FIELD_NUMBER, name: ID_FIELD }, this.ids);
-      for (const path of [...this.columns.keys()].sort((a, b) => this.numbers.numberOf(a) - this.numbers.numberOf(b))) {
-        const field = mapping.field(path);
-        if (field === undefined) throw new Error(`segment ${this.segment.name}: field [${path}] has values but no mapping`);
-        const number = this.numbers.numberOf(path);
-        const column = this.columns.get(path)!;
-        column.length = maxDoc;
-        if (field.type === 'keyword') {
-          dv.addSortedSetField({ number, name: path }, column as (string[] | undefined)[]);
-          fields.push({ name: path, number, docValuesType: 'SORTED_SET', attributes: dvAttributes, vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' });
-        } else {
-          dv.addSortedNumericField(
-            { number, name: path },
-            Array.from(column, (values) => (values === undefined ? undefined : (values as (number | bigint)[]).map((v) => toLong(field, v)))),
-          );
-          fields.push({ name: path, number, docValuesType: 'SORTED_NUMERIC', attributes: dvAttributes, vectorDimension: 0, vectorSimilarity: 'EUCLIDEAN' });
+      // Every column in field-number order (the doc-values entries are written in that order).
+      const columns: { readonly name: string; readonly number: number; readonly write: (number: number) => WrittenFieldInfo }[] = [];
+      const info = (name: string, number: number, docValuesType: WrittenFieldInfo['docValuesType']): WrittenFieldInfo => ({
+        name,
+        number,
+        docValuesType,
+        attributes: dvAttributes,
+        vectorDimension: 0,
+        vectorSimilarity: 'EUCLIDEAN',
+      });
+      if (this.seqNos.length > 0) {
+        for (const [name, values] of [
+          [SEQ_NO_FIELD, this.seqNos],
+          [VERSION_FIELD, this.versions],
+        ] as const) {
+          values.length = maxDoc;
+          columns.push({ name, number: this.numbers.numberOf(name), write: (number) => (dv.addNumericField({ number, name }, values), info(name, number, 'NUMERIC')) });
         }
       }
+      for (const [path, column] of this.columns) {
+        const field = mapping.field(path);
+        if (field === undefined) throw new Error(`segment ${this.segment.name}: field [${path}] has values but no mapping`);
+        column.length = maxDoc;
+        columns.push({
+          name: path,
+          number: this.numbers.numberOf(path),
+          write: (number) => {
+            if (field.type === 'keyword') {
+              dv.addSortedSetField({ number, name: path }, column as (string[] | undefined)[]);
+              return info(path, number, 'SORTED_SET');
+            }
+            const longs = Array.from(column, (values) => (values === undefined ? undefined : (values as (number | bigint)[]).map((v) => toLong(field, v))));
+            dv.addSortedNumericField({ number, name: path }, longs);
+            return info(path, number, 'SORTED_NUMERIC');
+          },
+        });
+      }
+      for (const c of columns.sort((a, b) => a.number - b.number)) fields.push(c.write(c.number));
       dv.close();
     } catch (e) {
       dv.abort();

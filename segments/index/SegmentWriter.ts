@@ -84,11 +84,11 @@ export class SegmentWriter {
     return this.vectors.size;
   }
 
-  /** Adds one document. */
-  addDocument(id: string, vector: Float32Array, doc: IndexedDocument): void {
+  /** Adds one document; an IndexWriter gives its seqNo and version (kept as `_seq_no` and `_version` doc values). */
+  addDocument(id: string, vector: Float32Array, doc: IndexedDocument, written?: { readonly seqNo: number; readonly version: number }): void {
     this.vectors.addVectors(vector, 1);
     this.ids.push(id);
-    this.documents.add(id, doc);
+    this.documents.add(id, doc, written);
   }
 
   /** Adds `ids.length` documents whose vectors are `vectors` (rows of dims floats, in order). */

@@ -1,0 +1,152 @@
+import { readSync } from 'node:fs';
+import type { SegmentCommitInfo } from './CommitPoint.js';
+import type { SegmentReader } from './IndexReader.js';
+import { SegmentIdLookup } from './SegmentIdLookup.js';
+import { SEQ_NO_FIELD, SOURCE_FIELD, VERSION_FIELD } from './SegmentDocumentsWriter.js';
+
+/** A document's place in the write history (Elasticsearch's `_seq_no` and `_version`). */
+export interface DocVersion {
+  /** The sequence number of the write that made this version (0 for a doc written by a build). */
+  readonly seqNo: number;
+  /** 1 for the first write of an id, +1 for each replacement (1 for a doc written by a build). */
+  readonly version: number;
+}
+
+/** A written document as the writer can read it back: what an `_update` merges into, and a realtime get. */
+export interface StoredDoc extends DocVersion {
+  readonly source: Uint8Array;
+  readonly vector: Float32Array;
+}
+
+const BUILT: DocVersion = { seqNo: 0, version: 1 };
+
+/**
+ * A segment as the IndexWriter sees it: how to find a doc by id, read it back, and which of its
+ * docs are deleted (the commit's deletions plus those since, to be written as a new `.liv`).
+ */
+export class WriterSegment {
+  /** Live docs (bit d of word d >>> 5); null: every doc live. */
+  private live: Uint32Array | null;
+
+  private constructor(
+    public info: SegmentCommitInfo,
+    live: Uint32Array | null,
+    /** Deleted docs, the commit's plus those since. */
+    public delCount: number,
+    private readonly source: SegmentSource,
+  ) {
+    this.live = live;
+  }
+
+  /** Whether deletions since the last commit need a new `.liv`. */
+  dirty = false;
+
+  /** A committed segment, read through its open reader. */
+  static committed(info: SegmentCommitInfo, reader: SegmentReader): WriterSegment {
+    return new WriterSegment(info, reader.liveDocs ? reader.liveDocs.slice() : null, info.delCount, new ReaderSource(reader));
+  }
+
+  /** A segment this writer just flushed (not yet committed): its docs are still in memory. */
+  static flushed(info: SegmentCommitInfo, ids: readonly string[], docs: readonly StoredDoc[]): WriterSegment {
+    return new WriterSegment(info, null, 0, new MemorySource(ids, docs));
+  }
+
+  /** Live words for a `.liv` (call only when dirty: there are deletions). */
+  get liveDocs(): Uint32Array {
+    return this.live!;
+  }
+
+  docForId(id: string): number {
+    return this.source.docForId(id);
+  }
+
+  isLive(doc: number): boolean {
+    return this.live === null || ((this.live[doc >>> 5]! >>> (doc & 31)) & 1) === 1;
+  }
+
+  delete(doc: number): void {
+    if (this.live === null) {
+      this.live = new Uint32Array(Math.ceil(this.info.maxDoc / 32)).fill(0xffffffff);
+      const tail = this.info.maxDoc & 31;
+      if (tail !== 0) this.live[this.live.length - 1] = (1 << tail) - 1;
+    }
+    this.live[doc >>> 5]! &= ~(1 << (doc & 31));
+    this.delCount++;
+    this.dirty = true;
+  }
+
+  version(doc: number): DocVersion {
+    return this.source.version(doc);
+  }
+
+  read(doc: number): StoredDoc {
+    return this.source.read(doc);
+  }
+}
+
+interface SegmentSource {
+  docForId(id: string): number;
+  version(doc: number): DocVersion;
+  read(doc: number): StoredDoc;
+}
+
+class MemorySource implements SegmentSource {
+  private readonly byId: Map<string, number>;
+
+  constructor(
+    ids: readonly string[],
+    private readonly docs: readonly StoredDoc[],
+  ) {
+    this.byId = new Map(ids.map((id, doc) => [id, doc]));
+  }
+
+  docForId(id: string): number {
+    return this.byId.get(id) ?? -1;
+  }
+
+  version(doc: number): DocVersion {
+    return this.docs[doc]!;
+  }
+
+  read(doc: number): StoredDoc {
+    return this.docs[doc]!;
+  }
+}
+
+/** A committed segment: ids through SegmentIdLookup, versions from its `_seq_no`/`_version` doc values (decoded at the first lookup), sources from stored fields, vectors from `.vec`. */
+class ReaderSource implements SegmentSource {
+  private versions: { readonly seqNo: ArrayLike<number>; readonly version: ArrayLike<number> } | null | undefined;
+
+  constructor(private readonly reader: SegmentReader) {}
+
+  docForId(id: string): number {
+    return SegmentIdLookup.of(this.reader).docForId(id);
+  }
+
+  version(doc: number): DocVersion {
+    if (this.versions === undefined) {
+      const documents = this.reader.documents;
+      const seqNo = documents?.docValues.producer(SEQ_NO_FIELD);
+      const version = documents?.docValues.producer(VERSION_FIELD);
+      this.versions =
+        seqNo && version
+          ? { seqNo: seqNo.numericColumn(SEQ_NO_FIELD).values as ArrayLike<number>, version: version.numericColumn(VERSION_FIELD).values as ArrayLike<number> }
+          : null;
+    }
+    if (this.versions === null) return BUILT;
+    return { seqNo: this.versions.seqNo[doc]!, version: this.versions.version[doc]! };
+  }
+
+  read(doc: number): StoredDoc {
+    const documents = this.reader.documents;
+    const number = documents?.fieldInfos.fieldInfo(SOURCE_FIELD)?.number;
+    const stored = number === undefined ? undefined : documents!.storedFields.documentFields(doc).find((f) => f.fieldNumber === number)?.value;
+    const source = stored instanceof Uint8Array ? stored : new TextEncoder().encode('{}');
+    const v = this.reader.handle.vectors;
+    const bytes = new Uint8Array(v.byteSize);
+    const fd = v.fd;
+    if (fd === undefined) throw new Error(`segment ${this.reader.name}: its vectors are not held open`);
+    readSync(fd, bytes, 0, v.byteSize, v.offset + doc * v.byteSize);
+    return { ...this.version(doc), source, vector: new Float32Array(bytes.buffer) };
+  }
+}
