@@ -62,4 +62,15 @@ export type { QuantizationOptions } from '../segments/quantized/ScalarQuantizedV
 export { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 export { InputError } from '../segments/input/index.js';
 export { Executor } from './executor/Executor.js';
-export { startServer, createApp, type PrescoreApp, type RunningServer, type ServerOptions } from './http/index.js';
+export {
+  startServer,
+  createApp,
+  IndexWrites,
+  ReopeningIndex,
+  type PrescoreApp,
+  type RunningServer,
+  type ServerOptions,
+  type StartServerDeps,
+  type Reopenable,
+  type RefreshOutcome,
+} from './http/index.js';

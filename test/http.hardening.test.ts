@@ -22,7 +22,7 @@ describe('wrong methods', () => {
   const routes: [string, string[]][] = [
     ['/v1/search', ['POST']],
     ['/idx/_search', ['POST']],
-    ['/idx/_refresh', ['POST']],
+    ['/idx/_refresh', ['GET', 'HEAD', 'POST']],
     ['/v1/indexes', ['GET', 'HEAD']],
     ['/health', ['GET', 'HEAD']],
     ['/metrics', ['GET', 'HEAD']],

@@ -21,6 +21,8 @@ import { SearchValidator, type IndexShape, type SearchRequest } from './validati
 import { openApiDocument } from './openapi.js';
 import { DOCS_ASSETS, docsAsset, docsPage, type DocsAsset } from './docsPage.js';
 import { esContents, hitContents, mountDocumentRoutes } from './documentRoutes.js';
+import { mountWriteRoutes } from './writeRoutes.js';
+import type { IndexWrites } from './IndexWrites.js';
 import { Mapping } from '../../segments/document/Mapping.js';
 
 type Env = { Variables: { route: string; ticket: Ticket }; Bindings: Partial<HttpBindings> };
@@ -37,7 +39,7 @@ interface Completed {
  * Builds the app. `runtime` holds admission, metrics and drain state; pass one to share it
  * with a server (startServer does), or let the app make its own.
  */
-export function createApp(index: VectorIndex, options: Partial<ServerOptions> = {}, runtime?: ServerRuntime): PrescoreApp {
+export function createApp(index: VectorIndex, options: Partial<ServerOptions> = {}, runtime?: ServerRuntime, writes: IndexWrites | null = null): PrescoreApp {
   const opts = resolveServerOptions(options);
   const rt = runtime ?? new ServerRuntime(opts);
   const name = opts.name ?? index.name;
@@ -139,11 +141,12 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
     });
   });
 
-  app.post('/:index/_refresh', async (c) => {
+  // GET too: Elasticsearch takes both, and its client's helpers.bulk refreshes with GET.
+  app.on(['GET', 'POST'], '/:index/_refresh', async (c) => {
     c.set('route', '/:index/_refresh');
     const target = c.req.param('index');
     if (target !== name) throw indexNotFound(target);
-    const outcome = await refreshIndex(index);
+    const outcome = await refreshIndex(writes ?? index);
     return c.json({ _shards: { total: 1, successful: 1, failed: 0 }, refreshed: outcome.refreshed, docs: outcome.docs });
   });
 
@@ -207,7 +210,8 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
     });
   }
 
-  mountDocumentRoutes(app, { index, name, validator, maxBodyBytes: opts.maxBodyBytes, admittedRun: (c, timeoutMs, run) => admittedRun(c, timeoutMs, run) });
+  mountWriteRoutes(app, { name, writes, maxBodyBytes: opts.maxBodyBytes, maxBulkBytes: opts.maxBulkBytes });
+  mountDocumentRoutes(app, { index, name, validator, writes, maxBodyBytes: opts.maxBodyBytes, admittedRun: (c, timeoutMs, run) => admittedRun(c, timeoutMs, run) });
 
   // A known path with another method is 405 naming the allowed ones (RFC 9110 15.5.6), not 404.
   for (const [path, route, allow] of ROUTES) {
@@ -367,7 +371,7 @@ export const ROUTES: readonly (readonly [string, string, readonly string[]])[] =
   ['/health', '/health', ['GET', 'HEAD']],
   ['/metrics', '/metrics', ['GET', 'HEAD']],
   ['/:index/_search', '/:index/_search', ['POST']],
-  ['/:index/_refresh', '/:index/_refresh', ['POST']],
+  ['/:index/_refresh', '/:index/_refresh', ['GET', 'HEAD', 'POST']],
   ['/openapi.json', '/openapi.json', ['GET', 'HEAD']],
   ['/docs', '/docs', ['GET', 'HEAD']],
   ['/', '/', ['GET', 'HEAD']],
@@ -376,7 +380,12 @@ export const ROUTES: readonly (readonly [string, string, readonly string[]])[] =
   ['/:index/_mapping', '/:index/_mapping', ['GET', 'HEAD']],
   ['/:index/_mget', '/_mget', ['GET', 'POST']],
   ['/:index/_count', '/:index/_count', ['GET', 'POST']],
-  ['/:index/_doc/:id', '/:index/_doc/:id', ['GET', 'HEAD']],
+  ['/:index/_doc/:id', '/:index/_doc/:id', ['GET', 'HEAD', 'PUT', 'POST', 'DELETE']],
+  ['/:index/_doc', '/:index/_doc', ['POST']],
+  ['/:index/_create/:id', '/:index/_create/:id', ['PUT', 'POST']],
+  ['/:index/_update/:id', '/:index/_update/:id', ['POST']],
+  ['/_bulk', '/_bulk', ['POST', 'PUT']],
+  ['/:index/_bulk', '/_bulk', ['POST', 'PUT']],
   ['/:index', '/:index', ['GET', 'HEAD']],
 ];
 
@@ -385,7 +394,8 @@ interface Refreshable {
   refresh(): Promise<RefreshOutcome>;
 }
 
-async function refreshIndex(index: VectorIndex): Promise<RefreshOutcome> {
+/** Reopens the served index (through its writes when it takes them: they commit first). */
+async function refreshIndex(index: VectorIndex | IndexWrites): Promise<RefreshOutcome> {
   if (typeof (index as Partial<Refreshable>).refresh !== 'function') {
     throw new HttpError(400, 'illegal_argument_exception', 'this server cannot reopen its index (it was started without a reopenable index)');
   }

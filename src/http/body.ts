@@ -31,6 +31,22 @@ export async function readJsonBody(request: Request, maxBytes: number, incoming?
 }
 
 /**
+ * A body's bytes with a byte cap, for routes that parse it themselves (a document kept as sent,
+ * an NDJSON `_bulk` body). `types` are the accepted media types besides JSON; no Content-Type is
+ * accepted too.
+ */
+export async function readBodyBytes(request: Request, maxBytes: number, types: readonly string[] = []): Promise<Uint8Array> {
+  const contentType = request.headers.get('content-type');
+  if (contentType !== null && !isJson(contentType) && !types.includes(contentType.split(';', 1)[0]!.trim().toLowerCase()))
+    throw new HttpError(415, 'unsupported_media_type', `Content-Type [${contentType}] is not supported; send ${[...types, 'application/json'].join(' or ')}`);
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes, Number(declared));
+  const bytes = await readCapped(request, maxBytes);
+  if (bytes.byteLength === 0) throw new HttpError(400, 'parse_error', 'request body is required');
+  return bytes;
+}
+
+/**
  * A body's JSON; with `vector`, the array at its path read straight into a Float32Array when it
  * is one of `vector.dims` float32 numbers (vectorJson.ts), else left as JSON.parse gives it.
  * Throws a 400 HttpError for bad UTF-8 or bad JSON.

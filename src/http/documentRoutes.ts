@@ -14,6 +14,9 @@ import { parseQuery, parseSourceOption } from './dsl/SearchBody.js';
 import type { SearchValidator } from './validation.js';
 import type { FilterQuery } from '../../query/filter/index.js';
 import { MatchAllDocsQuery } from '../../query/filter/index.js';
+import { PRIMARY_TERM } from '../../segments/index/IndexWriter.js';
+import type { IndexWrites } from './IndexWrites.js';
+import { realtimeDocument, realtimeSource } from './writeRoutes.js';
 
 /** The Elasticsearch version this server answers as (the API it follows: Elasticsearch 9's). */
 export const ES_COMPATIBLE_VERSION = '9.1.0';
@@ -25,6 +28,8 @@ type App = Hono<any>;
 
 export interface DocumentRouteDeps {
   readonly index: VectorIndex;
+  /** The served index's writes, when it takes them: a GET then sees unrefreshed writes. */
+  readonly writes: IndexWrites | null;
   readonly name: string;
   readonly maxBodyBytes: number;
   readonly validator: () => Promise<SearchValidator>;
@@ -81,6 +86,13 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
     checkIndex(c.req.param('index'), name);
     const id = c.req.param('id')!;
     const source = sourceFromQuery(c);
+    const realtime = await realtimeDocument(deps.writes, id);
+    if (realtime !== undefined) {
+      if (c.req.method === 'HEAD') return c.body(null, realtime ? 200 : 404);
+      if (realtime === null) return c.json({ _index: name, _id: id, found: false }, 404);
+      const body = realtimeSource(realtime, source);
+      return c.json({ _index: name, _id: id, _version: realtime.version, _seq_no: realtime.seqNo, _primary_term: PRIMARY_TERM, found: true, ...(body ? { _source: body } : {}) });
+    }
     const doc = index.get ? await index.get(id, { source: source ?? true }) : null;
     if (c.req.method === 'HEAD') return c.body(null, doc ? 200 : 404);
     return c.json(

@@ -16,3 +16,4 @@ export { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from
 export { ServerRuntime } from './ServerRuntime.js';
 export { ReopeningIndex, IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.js';
 export { HttpError, type ValidationIssue } from './errors.js';
+export { IndexWrites, DEFAULT_REFRESH_INTERVAL_MS, type Reopenable } from './IndexWrites.js';

@@ -131,6 +131,21 @@ export const esSearchResponseSchema = z.object({
 });
 
 /** A stored document (GET _doc, _mget). */
+/** A write's answer (index, create, update, delete), as Elasticsearch gives it. */
+export const writeResponseSchema = z.looseObject({
+  _index: z.string(),
+  _id: z.string(),
+  _version: z.int(),
+  result: z.enum(['created', 'updated', 'deleted', 'not_found', 'noop']),
+  _shards: z.object({ total: z.int(), successful: z.int(), failed: z.int() }),
+  _seq_no: z.int(),
+  _primary_term: z.int(),
+  forced_refresh: z.boolean().optional(),
+});
+
+/** A `_bulk` answer: one item per action, keyed by its verb, each with its status (and its error when it failed). */
+export const bulkResponseSchema = z.object({ errors: z.boolean(), took: z.int(), items: z.array(z.record(z.string(), z.looseObject({ status: z.int() }))) });
+
 export const getResponseSchema = z.object({
   _index: z.string(),
   _id: z.string(),
@@ -277,6 +292,50 @@ function mgetPath(indexParam: z.ZodObject | undefined) {
   return { get: op(indexParam ? 'mgetIndex' : 'mget'), post: op(indexParam ? 'mgetIndexPost' : 'mgetPost') };
 }
 
+/** The query parameters every write takes. */
+const writeQuery = z.object({
+  refresh: z
+    .enum(['true', 'false', 'wait_for', ''])
+    .optional()
+    .meta({ description: 'true or wait_for: searchable before the answer; false (default): within the refresh interval (1 s).' }),
+  if_seq_no: z.string().optional().meta({ description: "Write only if the document's `_seq_no` is this (else 409)." }),
+  if_primary_term: z.string().optional().meta({ description: 'With if_seq_no: always 1 here.' }),
+  op_type: z.enum(['index', 'create']).optional().meta({ description: 'create: fail with 409 when the id exists.' }),
+});
+
+function writeOperation(operationId: string, summary: string, description: string, params: z.ZodObject, body: z.ZodType | null, created: boolean): ZodOpenApiOperationObject {
+  return {
+    operationId,
+    summary,
+    description: `${description} Acknowledged once durable in the translog.`,
+    tags: ['documents'],
+    requestParams: { path: params, query: writeQuery },
+    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+    responses: {
+      ...(created ? { '201': { description: 'Created', content: { 'application/json': { schema: writeResponseSchema } } } } : {}),
+      '200': { description: 'Done', content: { 'application/json': { schema: writeResponseSchema } } },
+      ...errors('400', '404', '405', '409', '413', '415', '503'),
+    },
+  };
+}
+
+function bulkOperation(operationId: string, params: z.ZodObject | undefined): ZodOpenApiOperationObject {
+  return {
+    operationId,
+    summary: 'Many writes in one NDJSON body',
+    description:
+      'Action lines (`{"index"|"create"|"update"|"delete": {"_id", "_index"}}`), each but delete followed by its document (update: `{"doc": {...}}`). ' +
+      'A bad item fails alone (its item carries the error); the rest are synced with one fdatasync.',
+    tags: ['documents'],
+    requestParams: { ...(params ? { path: params } : {}), query: writeQuery.pick({ refresh: true }) },
+    requestBody: { required: true, content: { 'application/x-ndjson': { schema: z.string() } } },
+    responses: {
+      '200': { description: 'One item per action', content: { 'application/json': { schema: bulkResponseSchema } } },
+      ...errors('400', '404', '405', '413', '415', '503'),
+    },
+  };
+}
+
 function countOperation(operationId: string, indexParam: z.ZodObject): ZodOpenApiOperationObject {
   return {
     operationId,
@@ -300,6 +359,8 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
     index: z.string().meta({ description: `The index name (this server serves \`${name}\`).`, example: name }),
   });
   const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+  const docParams = indexParam.extend({ id: z.string().meta({ description: "The document's id." }) });
+  const documentSchema = z.record(z.string(), z.unknown()).meta({ description: `A document: its fields, and the vector under \`${shape.field}\` (${shape.dims} numbers).` });
   const nativeSearch: ZodOpenApiOperationObject = {
     operationId: 'search',
     summary: 'Search (native request shape)',
@@ -339,6 +400,13 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
       '/v1/search': { post: nativeSearch },
       '/{index}/_search': { post: esSearch },
       '/{index}/_refresh': {
+        get: {
+          operationId: 'refreshGet',
+          summary: 'Make every write searchable (commit, then reopen the index)',
+          tags: ['index'],
+          requestParams: { path: indexParam },
+          responses: { '200': { description: 'Refreshed (or already current)', content: json(refreshResponseSchema) }, ...errors('400', '404', '405', '409', '500') },
+        },
         post: {
           operationId: 'refresh',
           summary: 'Reopen the index at its newest commit',
@@ -448,7 +516,34 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
             ...errors('405'),
           },
         },
+        put: writeOperation('indexDocument', 'Index a document under an id', 'Creates it, or replaces the document with that id.', docParams, documentSchema, true),
+        post: writeOperation('indexDocumentPost', 'Index a document under an id', 'As PUT.', docParams, documentSchema, true),
+        delete: writeOperation('deleteDocument', 'Delete a document', '404 with `result: not_found` when there is none.', docParams, null, false),
       },
+      '/{index}/_doc': {
+        post: writeOperation('indexDocumentNewId', 'Index a document under a generated id', 'A 20-character id, as Elasticsearch generates.', indexParam, documentSchema, true),
+      },
+      '/{index}/_create/{id}': {
+        put: writeOperation('createDocument', 'Index a document only if the id is new', '409 when it exists.', docParams, documentSchema, true),
+        post: writeOperation('createDocumentPost', 'Index a document only if the id is new', 'As PUT.', docParams, documentSchema, true),
+      },
+      '/{index}/_update/{id}': {
+        post: writeOperation(
+          'updateDocument',
+          'Merge a partial document into one',
+          '`doc` merged into `_source` (objects key by key); `upsert` or `doc_as_upsert` index it when there is none (else 404); an update that changes nothing is a `noop`.',
+          docParams,
+          z.looseObject({
+            doc: z.record(z.string(), z.unknown()).optional(),
+            upsert: z.record(z.string(), z.unknown()).optional(),
+            doc_as_upsert: z.boolean().optional(),
+            detect_noop: z.boolean().optional(),
+          }),
+          true,
+        ),
+      },
+      '/_bulk': { post: bulkOperation('bulk', undefined), put: bulkOperation('bulkPut', undefined) },
+      '/{index}/_bulk': { post: bulkOperation('bulkIndex', indexParam), put: bulkOperation('bulkIndexPut', indexParam) },
       '/_mget': mgetPath(undefined),
       '/{index}/_mget': mgetPath(indexParam),
       '/{index}/_count': {

@@ -12,6 +12,8 @@ export interface ServerOptions {
   /** Searches waiting (FIFO) for a slot; beyond this, 429. */
   readonly maxQueue: number;
   readonly maxBodyBytes: number;
+  /** Cap of a `_bulk` body (Elasticsearch's http.max_content_length, 100 MiB). */
+  readonly maxBulkBytes: number;
   /** Deadline of a search that names none (queue wait + engine time). */
   readonly defaultTimeoutMs: number;
   /** Upper bound for a request's own `timeout_ms`. */
@@ -36,6 +38,7 @@ export const DEFAULT_SERVER_OPTIONS: ServerOptions = {
   maxQueue: 32,
   // A 10k-dim vector is ~250 KB of JSON at worst (25 characters per element).
   maxBodyBytes: 1024 * 1024,
+  maxBulkBytes: 100 * 1024 * 1024,
   defaultTimeoutMs: 10_000,
   maxTimeoutMs: 60_000,
   drainTimeoutMs: 30_000,
@@ -56,6 +59,7 @@ export function resolveServerOptions(partial: Partial<ServerOptions> = {}): Serv
   intIn('maxQueue', o.maxQueue, 0, 1_000_000);
   intIn('warmUpRequests', o.warmUpRequests, 0, 100_000);
   intIn('maxBodyBytes', o.maxBodyBytes, 1024, 1024 ** 3);
+  intIn('maxBulkBytes', o.maxBulkBytes, 1024, 1024 ** 3);
   intIn('maxTimeoutMs', o.maxTimeoutMs, 1, 24 * 3_600_000);
   intIn('defaultTimeoutMs', o.defaultTimeoutMs, 1, o.maxTimeoutMs);
   intIn('drainTimeoutMs', o.drainTimeoutMs, 0, 24 * 3_600_000);

@@ -14,6 +14,8 @@ import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from
 import { WarmUpError } from './warmUp.js';
 import { startServer, type RunningServer } from './server.js';
 import { ReopeningIndex } from './ReopeningIndex.js';
+import { DEFAULT_REFRESH_INTERVAL_MS, IndexWrites } from './IndexWrites.js';
+import { openIndexWriter } from '../api/openIndexWriter.js';
 
 /** What `serve` asks the opener for. */
 export interface OpenIndexRequest {
@@ -315,6 +317,9 @@ export async function serveCommand(argv: string[], openIndex: IndexOpener, io: S
       err(`prescore serve: cannot open ${config.open.format} index ${config.dir}: ${(e as Error).message}`);
       return 1;
     }
+    // A prescore index takes writes (its IndexWriter opens at the first one); a Lucene directory is served read-only.
+    const writes =
+      config.open.format === 'prescore' ? new IndexWrites(config.server.name ?? index.name, index, () => openIndexWriter(config.dir), DEFAULT_REFRESH_INTERVAL_MS, err) : undefined;
     const onHup = () => {
       index.refresh().then(
         (r) => err(r.refreshed ? `prescore serve: SIGHUP: reopened ${config.dir} (${r.docs} docs)` : `prescore serve: SIGHUP: ${config.dir} unchanged`),
@@ -326,7 +331,7 @@ export async function serveCommand(argv: string[], openIndex: IndexOpener, io: S
     try {
       if (signalCount > 0) return 0;
       try {
-        server = await startServer(index, config.server, { log: err });
+        server = await startServer(index, config.server, { log: err, ...(writes ? { writes } : {}) });
       } catch (e) {
         if (e instanceof WarmUpError) err(`prescore serve: ${config.dir} cannot answer searches: ${e.message}`);
         else err(`prescore serve: cannot listen on ${config.server.host}:${config.server.port}: ${(e as Error).message}`);
@@ -346,6 +351,7 @@ export async function serveCommand(argv: string[], openIndex: IndexOpener, io: S
       return 0;
     } finally {
       signals.off('SIGHUP', onHup);
+      await writes?.close().catch((e: unknown) => err(`prescore serve: committing the writes failed: ${(e as Error).message}`));
       await index.close().catch((e: unknown) => err(`prescore serve: closing the index failed: ${(e as Error).message}`));
     }
   } finally {

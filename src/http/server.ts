@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { VectorIndex } from '../api/types.js';
+import type { IndexWrites } from './IndexWrites.js';
 import { createApp, searchRoute, type PrescoreApp } from './app.js';
 import { ShuttingDownError } from './errors.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
@@ -31,9 +32,12 @@ export interface RunningServer {
   close(options?: CloseOptions): Promise<void>;
 }
 
+/** What startServer plugs in besides its settings: where failures are logged, and the index's writes. */
 export interface StartServerDeps {
   /** Where engine failures are reported. Default: console.error. */
   readonly log?: (line: string) => void;
+  /** The served index's writes (the document write API); absent: the index is served read-only. */
+  readonly writes?: IndexWrites;
 }
 
 /** Once the drain deadline passes and searches are aborted, how long their 503s may take to go out. */
@@ -54,7 +58,7 @@ const ABORT_GRACE_MS = 2_000;
 export async function startServer(index: VectorIndex, options: Partial<ServerOptions> = {}, deps: StartServerDeps = {}): Promise<RunningServer> {
   const opts = resolveServerOptions(options);
   const runtime = new ServerRuntime(opts, deps.log);
-  const app = createApp(index, opts, runtime);
+  const app = createApp(index, opts, runtime, deps.writes ?? null);
   await warmUpApp(app, index, opts.name ?? index.name, opts.warmUpRequests);
   runtime.resetMetrics();
   const toApp = getRequestListener(app.fetch, { hostname: opts.host });

@@ -1,0 +1,105 @@
+import type { IndexWriter } from '../../segments/index/IndexWriter.js';
+import { LockObtainFailedException } from '../../segments/store/DirectoryLock.js';
+import { HttpError } from './errors.js';
+import type { RefreshOutcome } from './ReopeningIndex.js';
+
+/** Elasticsearch's default `index.refresh_interval`: writes are searchable within a second. */
+export const DEFAULT_REFRESH_INTERVAL_MS = 1_000;
+
+/** What a refresh needs of the served index: reopen it at the directory's newest commit. */
+export interface Reopenable {
+  /** Opens the newest commit beside the served one and swaps them. */
+  refresh(): Promise<RefreshOutcome>;
+}
+
+/**
+ * The served index's write side: its IndexWriter, opened at the first write (so a server that is
+ * only searched never takes the directory's write lock, and a rebuild in place still works), and
+ * refreshes that make writes searchable (commit, then reopen the served reader: Lucene's
+ * SearcherManager after an IndexWriter commit). A refresh runs every `refreshIntervalMs` when
+ * something was written, and on demand (`?refresh=true`, `POST /:index/_refresh`); concurrent
+ * demands share one refresh that starts after the last of their writes.
+ */
+export class IndexWrites {
+  private opening: Promise<IndexWriter> | null = null;
+  private requested = 0;
+  private done = 0;
+  private running: Promise<RefreshOutcome> | null = null;
+  private dirty = false;
+  private closed = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    readonly name: string,
+    private readonly served: Reopenable,
+    private readonly openWriter: () => Promise<IndexWriter>,
+    refreshIntervalMs = DEFAULT_REFRESH_INTERVAL_MS,
+    private readonly log: (line: string) => void = () => {},
+  ) {
+    this.timer = setInterval(() => {
+      if (this.dirty && this.running === null) this.refresh().catch((e: unknown) => this.log(`prescore serve: scheduled refresh failed: ${(e as Error).message}`));
+    }, refreshIntervalMs).unref();
+  }
+
+  /** The writer, opened on first use; a clear 409 when another process (a build) holds the directory. */
+  writer(): Promise<IndexWriter> {
+    if (this.closed) return Promise.reject(new HttpError(503, 'shutting_down', 'the server is shutting down'));
+    this.opening ??= this.openWriter().catch((e: unknown) => {
+      this.opening = null;
+      if (e instanceof LockObtainFailedException)
+        throw new HttpError(409, 'illegal_state_exception', `index [${this.name}] cannot take writes now: ${e.message}`, {}, { 'Retry-After': '5' });
+      throw e;
+    });
+    return this.opening;
+  }
+
+  /** The writer if a write has opened it, else null (never opens it). */
+  async openedWriter(): Promise<IndexWriter | null> {
+    return this.opening === null ? null : this.opening.catch(() => null);
+  }
+
+  /** Something was written: the next scheduled refresh makes it searchable. */
+  changed(): void {
+    this.dirty = true;
+  }
+
+  /** Makes every write made so far searchable (commit + reopen), sharing a refresh with concurrent callers. */
+  async refresh(): Promise<RefreshOutcome> {
+    const target = ++this.requested;
+    let outcome: RefreshOutcome | undefined;
+    while (this.done < target) {
+      this.running ??= this.runRefresh().finally(() => {
+        this.running = null;
+      });
+      outcome = await this.running;
+    }
+    return outcome!;
+  }
+
+  /** Commits what the writer holds and releases the directory (shutdown). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.running?.catch(() => {});
+    const writer = await this.opening?.catch(() => null);
+    await writer?.close();
+  }
+
+  private async runRefresh(): Promise<RefreshOutcome> {
+    const upTo = this.requested;
+    this.dirty = false;
+    let outcome: RefreshOutcome;
+    try {
+      if (this.opening !== null) {
+        const writer = await this.opening;
+        await writer.commit();
+      }
+      outcome = await this.served.refresh();
+    } catch (e) {
+      this.dirty = true; // the writes are still to be made searchable
+      throw e;
+    }
+    this.done = upTo;
+    return outcome;
+  }
+}
