@@ -8,6 +8,8 @@ import { openIndex } from '../src/api/openIndex.js';
 import { Executor } from '../src/executor/Executor.js';
 import { packageRoot } from '../src/executor/packageRoot.js';
 import { ReopeningIndex } from '../src/http/ReopeningIndex.js';
+import { IndexWrites } from '../src/http/IndexWrites.js';
+import { openIndexWriter } from '../src/api/openIndexWriter.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
 import { unzipLuceneFixture } from './support/luceneFixtures.js';
 import { codeBlocks, type Block } from './support/markdown.js';
@@ -22,7 +24,7 @@ import { SERVE_EXAMPLES } from '../src/serveHelp.js';
  * a scratch directory of its own where `data/demo/index` is a small 384-dim index like the demo's
  * (its documents' fields too: title, category, year, in_stock, as `prescore start` builds them),
  * `data/lucene` a Lucene 10 index (when the page names it), `bin/prescore.js` the CLI, and
- * `localhost:8080` a server over the demo index (the port is substituted):
+ * `localhost:8080` a server over the demo index that takes writes (the port is substituted):
  *   - ```js blocks run as ES modules (`import ... from 'prescore'` is the package itself); a block
  *     that defines `hits` or `topDocs` must find some;
  *   - ```sh / ```bash blocks run in bash -euo pipefail, and must not print an error body;
@@ -36,6 +38,7 @@ import { SERVE_EXAMPLES } from '../src/serveHelp.js';
 let t: TestIndex;
 let server: RunningServer;
 let served: ReopeningIndex;
+let writes: IndexWrites;
 let fieldsDir: string;
 const root = packageRoot();
 
@@ -45,11 +48,13 @@ beforeAll(async () => {
   await writeDemoFields(fields, 2000);
   t = await buildTestIndex({ n: 2000, dims: 384, segmentDocs: 1000, flatThreshold: 500, extra: { fields, mapping: Mapping.parse(demoMapping()) } });
   served = await ReopeningIndex.wrap(await openIndex(t.dir, { name: 'demo' }), () => openIndex(t.dir, { name: 'demo' }));
-  server = await startServer(served, { host: '127.0.0.1', port: 0, warmUpRequests: 0 }, { log: () => {} });
+  writes = new IndexWrites('demo', served, () => openIndexWriter(t.dir));
+  server = await startServer(served, { host: '127.0.0.1', port: 0, warmUpRequests: 0 }, { log: () => {}, writes });
 });
 
 afterAll(async () => {
   await server?.close({ force: true });
+  await writes?.close();
   await served?.close();
   await Executor.shutdown();
   t?.cleanup();

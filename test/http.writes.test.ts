@@ -136,6 +136,18 @@ describe('the document write API', () => {
     expect(malformed).toMatchObject({ status: 400, body: { error: { type: 'illegal_argument_exception' } } });
   });
 
+  it('force-merges the segments down to one, and searches find the same docs', async () => {
+    const before = (await call('POST', '/books/_count', {})).body!.count as number;
+    const merged = await call('POST', '/books/_forcemerge?max_num_segments=1');
+    expect(merged).toMatchObject({ status: 200, body: { _shards: { successful: 1 } } });
+    await call('POST', '/books/_refresh');
+    const segments = ((await call('GET', '/v1/indexes')).body!.indexes as { segments: unknown[] }[])[0]!.segments;
+    expect(segments).toHaveLength(1);
+    expect((await call('POST', '/books/_count', {})).body!.count).toBe(before);
+    expect((await call('GET', '/books/_doc/k1')).body!._source).toMatchObject({ pages: 91 });
+    expect((await call('POST', '/books/_forcemerge?max_num_segments=0')).status).toBe(400);
+  });
+
   it('refuses writes on an index served read-only', async () => {
     const app = createApp(served, { warmUpRequests: 0, name: 'books' });
     const res = await app.request('/books/_doc/1', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ vector: vector(1) }) });

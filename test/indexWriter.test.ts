@@ -6,6 +6,7 @@ import { openIndex } from '../src/api/openIndex.js';
 import { openIndexWriter } from '../src/api/openIndexWriter.js';
 import { DocumentError } from '../segments/document/DocumentParser.js';
 import { VersionConflictError } from '../segments/index/IndexWriter.js';
+import { TieredMergePolicy } from '../segments/index/TieredMergePolicy.js';
 import { Mapping } from '../segments/document/Mapping.js';
 import { readLatestCommit } from '../segments/index/CommitPoint.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
@@ -210,6 +211,19 @@ describe('IndexWriter', () => {
     await expect(openIndexWriter(tempDir())).rejects.toThrow(/no prescore index .* pass create/);
   });
 
+  it('says when writes outrun its flushes (what a server answers 429 for), and recovers once they catch up', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine, ramBufferBytes: 4_000 });
+    // Flushes start as the buffer fills but run one at a time: adds in one synchronous burst outrun them.
+    for (let i = 0; i < 100 && !writer.overloaded; i++) writer.addDocument(doc(i), `d${i}`);
+    expect(writer.overloaded).toBe(true);
+    expect(writer.indexingBytes).toBeGreaterThan(8_000);
+    await writer.flush();
+    expect(writer.overloaded).toBe(false);
+    expect(writer.indexingBytes).toBe(0);
+    await writer.close();
+  });
+
   it('flushes on its own when the buffer outgrows its RAM budget', async () => {
     const dir = tempDir();
     const writer = await openIndexWriter(dir, { create: cosine, ramBufferBytes: 20_000 });
@@ -249,6 +263,61 @@ describe("IndexWriter's versions (Elasticsearch's _seq_no and _version)", () => 
     expect(writer.updateDocument('c', doc(6))).toMatchObject({ seqNo: 7, version: 1 });
     await writer.close();
   });
+});
+
+describe("IndexWriter's merges", () => {
+  const small = new TieredMergePolicy({ floorSegmentBytes: 1, segmentsPerTier: 2, maxMergeAtOnce: 3 });
+
+  it('merges small segments after commits, keeping every live doc, its version and source, and deletions made meanwhile', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine, mergePolicy: small });
+    for (let round = 0; round < 6; round++) {
+      for (let i = 0; i < 30; i++) writer.addDocument(doc(round * 30 + i), `d${round * 30 + i}`);
+      writer.updateDocument('d0', doc(1000 + round)); // d0 moves to a newer segment each round
+      writer.deleteDocuments(`d${round * 30 + 7}`);
+      await writer.commit();
+    }
+    await writer.close(); // waits for the running merge
+    expect(writer.mergeStats.merges).toBeGreaterThan(0);
+    expect(writer.mergeStats.failure).toBeNull();
+    const commit = readLatestCommit(dir);
+    expect(commit.segments.length).toBeLessThan(6);
+    const idx = await openIndex(dir);
+    expect(await idx.count!()).toBe(180 - 6);
+    expect((await idx.get!('d0'))!.source).toMatchObject({ rank: 1005 });
+    expect(await idx.get!('d37')).toBeNull();
+    for (const i of [1, 45, 100, 179]) {
+      const hits = (await idx.search(Float32Array.from(vector(i)), { k: 5 })).hits;
+      expect(hits.find((h) => h.id === `d${i}`)?.score).toBeCloseTo(1, 5); // its own vector, whole after the merges
+    }
+    await idx.close();
+    const again = await openIndexWriter(dir);
+    expect(again.getDocument('d0')!.version).toBe(7); // created, then 6 updates: versions survive the merges
+    await again.close();
+  });
+
+  it('forceMerge(1) rewrites the index as one segment without its deleted docs', async () => {
+    const t = await buildTestIndex({ n: 2000, dims: 32, segmentDocs: 500, flatThreshold: 300 });
+    roots.push(t.root);
+    const writer = await openIndexWriter(t.dir, { mergePolicy: null });
+    const deleted = Array.from({ length: 400 }, (_, i) => String(i * 5));
+    writer.deleteDocuments(...deleted);
+    await writer.forceMerge(1);
+    const segments = readLatestCommit(t.dir).segments;
+    expect(segments).toHaveLength(1);
+    expect(segments[0]).toMatchObject({ maxDoc: 1600, delCount: 0, hasGraph: true });
+    await writer.close();
+    const idx = await openIndex(t.dir);
+    expect(await idx.count!()).toBe(1600);
+    let found = 0;
+    for (let i = 1; i < 2000; i += 37) {
+      if (i % 5 === 0) continue;
+      const r = await idx.search(t.base.subarray(i * 32, (i + 1) * 32), { k: 1 });
+      if (r.hits[0]!.id === String(i)) found++;
+    }
+    expect(found).toBeGreaterThanOrEqual(40); // of 43 self-queries through the merged graph
+    await idx.close();
+  }, 60_000);
 });
 
 describe('DirectoryReader.openIfChanged', () => {

@@ -32,12 +32,14 @@ function isIndexFile(name: string): boolean {
  * live writer's files are taken. With no commit at all, every index file is an orphan (unless
  * `onlyWithCommit`: a reader only cleans what is evidently a prescore index). When the
  * newest commit cannot be read nothing is deleted: a corrupt commit is reported on open, and
- * its files may be what a user wants to recover. Returns the deleted names.
+ * its files may be what a user wants to recover. `keep` names files to leave alone (a running
+ * merge's). Returns the deleted names.
  */
-export function deleteUnreferencedFiles(dir: string, options: { readonly onlyWithCommit?: boolean } = {}): string[] {
+export function deleteUnreferencedFiles(dir: string, options: { readonly onlyWithCommit?: boolean; readonly keep?: Iterable<string> } = {}): string[] {
   const generation = listCommitGenerations(dir).at(-1);
   if (generation === undefined && options.onlyWithCommit) return [];
-  const keep = new Set<string>();
+  // Files a live writer is still writing (a merge's new segment): no commit names them yet.
+  const keep = new Set<string>(options.keep ?? []);
   if (generation !== undefined) {
     let segments;
     try {

@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { basename } from 'node:path';
 import { DocumentError, DocumentParser } from '../document/DocumentParser.js';
 import { Mapping } from '../document/Mapping.js';
 import { withoutTopLevelMember } from '../document/SourceBytes.js';
@@ -23,6 +24,8 @@ import {
 } from './SegmentWriter.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { WriterSegment, type DocVersion, type StoredDoc } from './WriterSegment.js';
+import { TieredMergePolicy } from './TieredMergePolicy.js';
+import type { SegmentReader } from './IndexReader.js';
 import { Translog, translogGenerations } from './Translog.js';
 import { idFromString, idToString } from '../codec/CodecUtil.js';
 
@@ -58,6 +61,8 @@ export interface IndexWriterOptions {
   readonly syncIntervalMs?: number;
   /** Commit on its own once the translog holds this many bytes since the last commit; default 512 MiB (Elasticsearch's flush_threshold_size). */
   readonly translogFlushThresholdBytes?: number;
+  /** Which segments merge in the background after each commit; default TieredMergePolicy's defaults, null: never (forceMerge still works). */
+  readonly mergePolicy?: TieredMergePolicy | null;
 }
 
 /** When a write is durable: `request`, before it is acknowledged (the caller awaits sync()); `async`, within the sync interval. */
@@ -117,6 +122,12 @@ export const MAX_SEQ_NO_KEY = 'max_seq_no';
 /** What a buffered doc costs beyond its vector and source (maps, arrays, its id), for the RAM accounting. */
 const BUFFERED_DOC_OVERHEAD = 200;
 const DEFAULT_FLAT_THRESHOLD = 10_000;
+/** A merge yields to the event loop after this many docs (~5 ms of reading and parsing). */
+const MERGE_YIELD_DOCS = 256;
+/** What a doc takes on disk besides its fp32 vector and codes (graph links, ids, stored source, doc values), for the merge policy's sizes. */
+const MERGE_BYTES_PER_DOC_BEYOND_VECTORS = 200;
+/** forceMerge merges at most this many segments at once (Lucene's maxMergeAtOnceExplicit). */
+const FORCE_MERGE_AT_ONCE = 30;
 /** Graph seeds: the segment number past this (reproducible, different per segment). */
 const SEGMENT_SEED = 42;
 
@@ -176,6 +187,13 @@ export class IndexWriter {
   /** The sequence number of the last write (Elasticsearch's `_seq_no`: one counter per index). */
   private seqNo: number;
   private commitScheduled = false;
+  /** The merge running in the background, if any (one at a time). */
+  private merging: Promise<void> | null = null;
+  private merges = 0;
+  private mergedDocs = 0;
+  private mergeFailure: unknown = null;
+  /** The files of the running merge's new segment: no commit names them yet, and no commit may delete them. */
+  private readonly mergingFiles = new Set<string>();
   private readonly syncTimer: NodeJS.Timeout | null;
   /** What opening replayed from the translog: ops read and bytes of a torn tail cut. */
   recovered: { readonly ops: number; readonly cutBytes: number } = { ops: 0, cutBytes: 0 };
@@ -234,6 +252,7 @@ export class IndexWriter {
       durability: options.durability ?? 'request',
       syncIntervalMs: options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS,
       translogFlushThresholdBytes: options.translogFlushThresholdBytes ?? DEFAULT_TRANSLOG_FLUSH_THRESHOLD_BYTES,
+      mergePolicy: options.mergePolicy === undefined ? new TieredMergePolicy() : options.mergePolicy,
     };
     for (const key of ['ramBufferBytes', 'syncIntervalMs', 'translogFlushThresholdBytes'] as const)
       if (!(resolved[key] > 0)) throw new RangeError(`${key} must be positive, got ${resolved[key]}`);
@@ -291,6 +310,27 @@ export class IndexWriter {
   /** Bytes the buffered documents take (vectors, sources, overhead). */
   get ramBytesUsed(): number {
     return this.bufferBytes;
+  }
+
+  /** The RAM buffer's size: a flush starts when buffered documents take this much. */
+  get ramBufferLimit(): number {
+    return this.options.ramBufferBytes;
+  }
+
+  /** Bytes of documents written but not yet in a segment: the buffer and the flushes still running. */
+  get indexingBytes(): number {
+    let n = this.bufferBytes;
+    for (const f of this.flushing) n += f.bytes;
+    return n;
+  }
+
+  /**
+   * Whether writes outrun the flushes: documents not yet in segments take more than twice the RAM
+   * buffer (a flush is queued each time the buffer fills, and segments are built one at a time).
+   * A server answers 429 then (Elasticsearch's indexing pressure), instead of queueing without bound.
+   */
+  get overloaded(): boolean {
+    return this.indexingBytes > 2 * this.options.ramBufferBytes;
   }
 
   /**
@@ -436,7 +476,112 @@ export class IndexWriter {
       [MAX_SEQ_NO_KEY]: String(checkpoint),
     });
     this.translog.deleteBelow(translogGeneration);
+    this.maybeMerge();
     return generation;
+  }
+
+  /**
+   * Merges segments into fewer, larger ones until at most `maxSegments` remain (a single segment
+   * with deletions is rewritten without them): Lucene's forceMerge, Elasticsearch's `_forcemerge`.
+   * Commits first, and commits each merge.
+   */
+  async forceMerge(maxSegments = 1): Promise<void> {
+    if (!(Number.isInteger(maxSegments) && maxSegments >= 1)) throw new RangeError(`maxSegments must be a positive integer, got ${maxSegments}`);
+    for (;;) {
+      await this.merging;
+      await this.commit(); // only committed segments merge
+      const segments = this.segments;
+      const sorted = [...segments].sort((a, b) => a.info.maxDoc - a.delCount - (b.info.maxDoc - b.delCount));
+      const count = segments.length > maxSegments ? Math.min(sorted.length - maxSegments + 1, FORCE_MERGE_AT_ONCE) : maxSegments === 1 && segments.length === 1 && segments[0]!.delCount > 0 ? 1 : 0;
+      if (count === 0) return;
+      const merge = this.runMerge(sorted.slice(0, count).map((s) => s.info.name));
+      this.merging = merge.then(() => {}).finally(() => (this.merging = null));
+      if (!(await merge)) return; // a segment went away meanwhile (every doc deleted): nothing left to force
+    }
+  }
+
+  /** Segments written by merges since the writer opened, and their docs. */
+  get mergeStats(): { readonly merges: number; readonly docs: number; readonly failure: unknown } {
+    return { merges: this.merges, docs: this.mergedDocs, failure: this.mergeFailure };
+  }
+
+  /** Starts the merge policy's next merge in the background when none runs. */
+  private maybeMerge(): void {
+    const policy = this.options.mergePolicy;
+    if (this.merging !== null || this.closed || policy === null) return;
+    const bytesPerDoc = this.settings.dims * 4 + Math.ceil(this.settings.dims / 8) + 16 + MERGE_BYTES_PER_DOC_BEYOND_VECTORS;
+    const names = policy.findMerge(this.segments.map((s) => ({ name: s.info.name, maxDoc: s.info.maxDoc, delCount: s.delCount, bytesPerDoc })));
+    if (names === null) return;
+    this.merging = this.runMerge(names)
+      .then(() => {})
+      .catch((e: unknown) => {
+        this.mergeFailure = e;
+      })
+      .finally(() => {
+        this.merging = null;
+      });
+  }
+
+  /**
+   * Writes the live docs of the committed segments `names` as one new segment, through a reader
+   * of its own (commits meanwhile may close the writer's), yielding to the event loop every few
+   * hundred docs; then, in turn with flushes and commits, swaps it in for them (deletions made
+   * while it ran carried over: a segment's doc numbers never change) and commits.
+   */
+  private async runMerge(names: readonly string[]): Promise<boolean> {
+    const reader = DirectoryReader.open(this.dir);
+    const writer = new SegmentWriter(this.settings, `_${(this.nextSegment++).toString(36)}`);
+    for (const f of writer.files) this.mergingFiles.add(basename(f));
+    const current = (name: string) => this.segments.find((s) => s.info.name === name);
+    let published = false;
+    try {
+      const ids: string[] = [];
+      const sources: { segment: SegmentReader; doc: number; name: string }[] = [];
+      let sinceYield = 0;
+      for (const name of names) {
+        const leaf = reader.leaves.find((l) => l.reader.name === name);
+        const live = current(name);
+        if (leaf === undefined || live === undefined) return false; // gone meanwhile (every doc deleted)
+        const segment = WriterSegment.committed(reader.commit.segments[leaf.ord]!, leaf.reader);
+        for (let doc = 0; doc < leaf.reader.maxDoc; doc++) {
+          if (!live.isLive(doc)) continue;
+          const stored = segment.read(doc);
+          const id = segment.id(doc);
+          writer.addDocument(id, stored.vector, this.parseStored(stored.source, stored.vector).doc, stored);
+          ids.push(id);
+          sources.push({ segment: leaf.reader, doc, name });
+          if (++sinceYield === MERGE_YIELD_DOCS) {
+            sinceYield = 0;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        }
+      }
+      const { info, build } = writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8)));
+      await this.services.buildSegment(build);
+      await this.serialized(async () => {
+        const olds = names.map(current);
+        if (this.closed || olds.some((o) => o === undefined)) return;
+        const merged = WriterSegment.merged(info, ids, sources);
+        sources.forEach((s, i) => {
+          if (!olds[names.indexOf(s.name)]!.isLive(s.doc)) merged.delete(i);
+        });
+        const at = this.segments.indexOf(olds[0]!);
+        for (const old of olds) this.segments.splice(this.segments.indexOf(old!), 1);
+        this.segments.splice(Math.min(at, this.segments.length), 0, merged);
+        published = true;
+        this.merges++;
+        this.mergedDocs += ids.length;
+        await this.commitNow({}, true);
+      });
+      return published;
+    } finally {
+      if (!published) {
+        writer.abort();
+        for (const f of writer.files) rmSync(f, { force: true });
+      }
+      for (const f of writer.files) this.mergingFiles.delete(basename(f));
+      reader.close();
+    }
   }
 
   /** Commits in the background once the translog outgrows its threshold (a failure is thrown by the next flush or commit). */
@@ -460,6 +605,7 @@ export class IndexWriter {
   async close(): Promise<void> {
     if (this.closed) return;
     try {
+      await this.merging;
       await this.commit();
     } finally {
       this.closed = true;
@@ -482,13 +628,14 @@ export class IndexWriter {
     if (this.closed) return;
     this.closed = true;
     this.stopTimer();
+    await this.merging;
     await this.tail.catch(() => {});
     this.buffer.clear();
     try {
       // The ops since the commit go with it: a rolled-back write must not come back on replay.
       await this.translog.close().catch(() => {});
       this.translog.deleteFrom(Number(this.reader.commit.userData.get(TRANSLOG_GENERATION_KEY)));
-      deleteUnreferencedFiles(this.dir);
+      deleteUnreferencedFiles(this.dir, { keep: this.mergingFiles });
     } finally {
       this.reader.close();
       this.lock.release();
@@ -643,7 +790,7 @@ export class IndexWriter {
     this.reader = next;
     this.segments.length = 0;
     this.adoptCommittedSegments();
-    deleteUnreferencedFiles(this.dir);
+    deleteUnreferencedFiles(this.dir, { keep: this.mergingFiles });
     return generation;
   }
 

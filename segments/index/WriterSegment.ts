@@ -51,6 +51,19 @@ export class WriterSegment {
     return new WriterSegment(info, null, 0, new MemorySource(ids, docs));
   }
 
+  /**
+   * A segment a merge just wrote (not yet committed): its doc d is `sources[d]`, read through the
+   * merge's own reader of the merged segments until the commit that follows the merge.
+   */
+  static merged(info: SegmentCommitInfo, ids: readonly string[], sources: readonly { readonly segment: SegmentReader; readonly doc: number }[]): WriterSegment {
+    return new WriterSegment(info, null, 0, new MergedSource(ids, sources));
+  }
+
+  /** The user-facing id of a doc. */
+  id(doc: number): string {
+    return this.source.id(doc);
+  }
+
   /** Live words for a `.liv` (call only when dirty: there are deletions). */
   get liveDocs(): Uint32Array {
     return this.live!;
@@ -85,6 +98,7 @@ export class WriterSegment {
 }
 
 interface SegmentSource {
+  id(doc: number): string;
   docForId(id: string): number;
   version(doc: number): DocVersion;
   read(doc: number): StoredDoc;
@@ -94,10 +108,14 @@ class MemorySource implements SegmentSource {
   private readonly byId: Map<string, number>;
 
   constructor(
-    ids: readonly string[],
+    private readonly ids: readonly string[],
     private readonly docs: readonly StoredDoc[],
   ) {
     this.byId = new Map(ids.map((id, doc) => [id, doc]));
+  }
+
+  id(doc: number): string {
+    return this.ids[doc]!;
   }
 
   docForId(id: string): number {
@@ -118,6 +136,10 @@ class ReaderSource implements SegmentSource {
   private versions: { readonly seqNo: ArrayLike<number>; readonly version: ArrayLike<number> } | null | undefined;
 
   constructor(private readonly reader: SegmentReader) {}
+
+  id(doc: number): string {
+    return this.reader.id(doc);
+  }
 
   docForId(id: string): number {
     return SegmentIdLookup.of(this.reader).docForId(id);
@@ -148,5 +170,41 @@ class ReaderSource implements SegmentSource {
     if (fd === undefined) throw new Error(`segment ${this.reader.name}: its vectors are not held open`);
     readSync(fd, bytes, 0, v.byteSize, v.offset + doc * v.byteSize);
     return { ...this.version(doc), source, vector: new Float32Array(bytes.buffer) };
+  }
+}
+
+class MergedSource implements SegmentSource {
+  private readonly byId: Map<string, number>;
+  private readonly readers = new Map<SegmentReader, ReaderSource>();
+
+  constructor(
+    private readonly ids: readonly string[],
+    private readonly sources: readonly { readonly segment: SegmentReader; readonly doc: number }[],
+  ) {
+    this.byId = new Map(ids.map((id, doc) => [id, doc]));
+  }
+
+  id(doc: number): string {
+    return this.ids[doc]!;
+  }
+
+  docForId(id: string): number {
+    return this.byId.get(id) ?? -1;
+  }
+
+  version(doc: number): DocVersion {
+    const { segment, doc: from } = this.sources[doc]!;
+    return this.of(segment).version(from);
+  }
+
+  read(doc: number): StoredDoc {
+    const { segment, doc: from } = this.sources[doc]!;
+    return this.of(segment).read(from);
+  }
+
+  private of(segment: SegmentReader): ReaderSource {
+    let r = this.readers.get(segment);
+    if (r === undefined) this.readers.set(segment, (r = new ReaderSource(segment)));
+    return r;
   }
 }

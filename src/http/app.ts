@@ -385,6 +385,7 @@ export const ROUTES: readonly (readonly [string, string, readonly string[]])[] =
   ['/:index/_create/:id', '/:index/_create/:id', ['PUT', 'POST']],
   ['/:index/_update/:id', '/:index/_update/:id', ['POST']],
   ['/_bulk', '/_bulk', ['POST', 'PUT']],
+  ['/:index/_forcemerge', '/:index/_forcemerge', ['POST']],
   ['/:index/_bulk', '/_bulk', ['POST', 'PUT']],
   ['/:index', '/:index', ['GET', 'HEAD']],
 ];

@@ -543,6 +543,15 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
         ),
       },
       '/_bulk': { post: bulkOperation('bulk', undefined), put: bulkOperation('bulkPut', undefined) },
+      '/{index}/_forcemerge': {
+        post: {
+          operationId: 'forceMerge',
+          summary: 'Merge the segments down to max_num_segments (default 1), without their deleted docs',
+          tags: ['index'],
+          requestParams: { path: indexParam, query: z.object({ max_num_segments: z.string().optional() }) },
+          responses: { '200': { description: 'Merged and committed', content: json(z.object({ _shards: z.object({ total: z.int(), successful: z.int(), failed: z.int() }) })) }, ...errors('400', '404', '405', '409', '503') },
+        },
+      },
       '/{index}/_bulk': { post: bulkOperation('bulkIndex', indexParam), put: bulkOperation('bulkIndexPut', indexParam) },
       '/_mget': mgetPath(undefined),
       '/{index}/_mget': mgetPath(indexParam),

@@ -8,6 +8,7 @@
  * `version_conflict_engine_exception`. A write is acknowledged once it is durable in the
  * translog (one fdatasync shared by concurrent requests); `?refresh=true|wait_for` makes it
  * searchable before the answer, otherwise the next scheduled refresh does (1 s).
+ * `POST /:index/_forcemerge?max_num_segments=N` merges the segments down to N (default 1).
  */
 import type { Context, Hono } from 'hono';
 import { DocumentError } from '../../segments/document/DocumentParser.js';
@@ -51,17 +52,30 @@ interface WriteAnswer {
 export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
   const { name } = deps;
 
-  const writerFor = async (target: string | undefined): Promise<{ writes: IndexWrites; writer: IndexWriter }> => {
+  const writerFor = async (target: string | undefined, c: Context): Promise<{ writes: IndexWrites; writer: IndexWriter }> => {
     if (target !== undefined && target !== name) throw indexNotFound(target);
     if (deps.writes === null)
       throw new HttpError(400, 'illegal_argument_exception', `index [${name}] is served read-only (a Lucene index directory, or a server started without writes)`);
-    return { writes: deps.writes, writer: await deps.writes.writer() };
+    const writer = await deps.writes.writer();
+    if (writer.overloaded) {
+      // Read the body before answering: a server that answers mid-upload closes the connection, and
+      // the client sees a broken pipe instead of the 429 it can retry on.
+      await c.req.raw.arrayBuffer().catch(() => {});
+      throw new HttpError(
+        429,
+        'es_rejected_execution_exception',
+        `rejected execution of a write on [${name}]: ${writer.indexingBytes} bytes of documents are waiting for segments (limit ${2 * writer.ramBufferLimit}); retry later`,
+        {},
+        { 'Retry-After': '1' },
+      );
+    }
+    return { writes: deps.writes, writer };
   };
 
   /** Runs one write, syncs the translog, refreshes when asked, and answers as Elasticsearch does. */
   const single = (route: string, op: (c: Context) => Promise<WriteOp>) => async (c: Context) => {
     c.set('route', route);
-    const { writes, writer } = await writerFor(c.req.param('index'));
+    const { writes, writer } = await writerFor(c.req.param('index'), c);
     const refresh = refreshParam(c);
     const answer = apply(writer, await op(c), name);
     if (!('error' in answer.body)) {
@@ -99,10 +113,20 @@ export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
     })),
   );
 
+  app.post('/:index/_forcemerge', async (c) => {
+    c.set('route', '/:index/_forcemerge');
+    const { writes, writer } = await writerFor(c.req.param('index'), c);
+    const raw = c.req.query('max_num_segments');
+    if (raw !== undefined && !/^[1-9]\d*$/.test(raw)) throw validationError([{ path: 'max_num_segments', reason: `must be a positive integer, got ${JSON.stringify(raw)}` }]);
+    await writer.forceMerge(raw === undefined ? 1 : Number(raw));
+    writes.changed();
+    return c.json({ _shards: SHARDS });
+  });
+
   const bulk = async (c: Context) => {
     c.set('route', '/_bulk');
     const target = c.req.param('index');
-    const { writes, writer } = await writerFor(target);
+    const { writes, writer } = await writerFor(target, c);
     const refresh = refreshParam(c);
     const t0 = performance.now();
     const bytes = await readBodyBytes(c.req.raw, deps.maxBulkBytes, NDJSON_TYPES);
