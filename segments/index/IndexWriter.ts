@@ -492,7 +492,12 @@ export class IndexWriter {
       await this.commit(); // only committed segments merge
       const segments = this.segments;
       const sorted = [...segments].sort((a, b) => a.info.maxDoc - a.delCount - (b.info.maxDoc - b.delCount));
-      const count = segments.length > maxSegments ? Math.min(sorted.length - maxSegments + 1, FORCE_MERGE_AT_ONCE) : maxSegments === 1 && segments.length === 1 && segments[0]!.delCount > 0 ? 1 : 0;
+      const count =
+        segments.length > maxSegments
+          ? Math.min(sorted.length - maxSegments + 1, FORCE_MERGE_AT_ONCE)
+          : maxSegments === 1 && segments.length === 1 && segments[0]!.delCount > 0
+            ? 1
+            : 0;
       if (count === 0) return;
       const merge = this.runMerge(sorted.slice(0, count).map((s) => s.info.name));
       this.merging = merge.then(() => {}).finally(() => (this.merging = null));

@@ -549,7 +549,10 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
           summary: 'Merge the segments down to max_num_segments (default 1), without their deleted docs',
           tags: ['index'],
           requestParams: { path: indexParam, query: z.object({ max_num_segments: z.string().optional() }) },
-          responses: { '200': { description: 'Merged and committed', content: json(z.object({ _shards: z.object({ total: z.int(), successful: z.int(), failed: z.int() }) })) }, ...errors('400', '404', '405', '409', '503') },
+          responses: {
+            '200': { description: 'Merged and committed', content: json(z.object({ _shards: z.object({ total: z.int(), successful: z.int(), failed: z.int() }) })) },
+            ...errors('400', '404', '405', '409', '503'),
+          },
         },
       },
       '/{index}/_bulk': { post: bulkOperation('bulkIndex', indexParam), put: bulkOperation('bulkIndexPut', indexParam) },
