@@ -7,6 +7,7 @@ export interface MergeCandidate {
   readonly bytesPerDoc: number;
 }
 
+/** TieredMergePolicy's settings; every one defaults to Lucene's. */
 export interface TieredMergePolicyOptions {
   /** Segments allowed per tier before a merge; default 10. */
   readonly segmentsPerTier?: number;
