@@ -131,6 +131,11 @@ describe('the document write API', () => {
     const count = await call('POST', '/books/_count', { query: { term: { genre: 'poetry' } } });
     expect(count.body!.count).toBe(2); // k1 and the generated one; k2 was deleted, k3 refused
     expect((await call('GET', '/books/_doc/k1')).body!._source).toMatchObject({ pages: 91 });
+    const mget = await call('POST', '/books/_mget', { ids: ['k1', 'k2'] });
+    expect(mget.body!.docs).toMatchObject([
+      { _id: 'k1', found: true, _version: 2, _source: { pages: 91 } },
+      { _id: 'k2', found: false },
+    ]);
 
     const malformed = await call('POST', '/_bulk', '{"index": \n', 'application/x-ndjson');
     expect(malformed).toMatchObject({ status: 400, body: { error: { type: 'illegal_argument_exception' } } });

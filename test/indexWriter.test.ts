@@ -145,6 +145,7 @@ describe('IndexWriter', () => {
     const dir = tempDir();
     const writer = await openIndexWriter(dir, { create: { ...cosine, mapping: Mapping.parse({ properties: { rank: { type: 'integer' } } }) } });
     writer.addDocument(doc(1), 'good');
+    writer.addDocument({ vector: Float32Array.from(vector(2)), title: 'typed' }, 'typed'); // a typed array is a vector too
     expect(() => writer.addDocument({ title: 'no vector' }, 'x')).toThrow(DocumentError);
     expect(() => writer.addDocument({ vector: [1, 2, 3] }, 'x')).toThrow(/field \[vector\]: the vector has 3 dims/);
     expect(() => writer.addDocument({ vector: vector(2), rank: 'high' }, 'x')).toThrow(/field \[rank\]/);
@@ -152,8 +153,9 @@ describe('IndexWriter', () => {
     expect(() => writer.addDocument(doc(3), '')).toThrow(/non-empty/);
     await writer.commit();
     const idx = await openIndex(dir);
-    expect(await idx.count!()).toBe(1);
+    expect(await idx.count!()).toBe(2);
     expect(await idx.get!('x')).toBeNull();
+    expect((await idx.get!('typed'))!.source).toEqual({ title: 'typed' });
     await idx.close();
     await writer.close();
   });

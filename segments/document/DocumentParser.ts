@@ -156,8 +156,14 @@ export class DocumentParser {
     }
   }
 
-  private vector(path: string, field: DenseVectorMapping, value: unknown): Float32Array {
-    if (!Array.isArray(value)) throw new DocumentError(path, `a dense_vector field takes an array of numbers, got ${describe(value)}`);
+  private vector(path: string, field: DenseVectorMapping, given: unknown): Float32Array {
+    // A library caller may hand a typed array (a Float32Array from an embedding model) instead of a JSON array.
+    const value: ArrayLike<unknown> | null = Array.isArray(given)
+      ? given
+      : ArrayBuffer.isView(given) && !(given instanceof DataView)
+        ? (given as unknown as ArrayLike<number>)
+        : null;
+    if (value === null) throw new DocumentError(path, `a dense_vector field takes an array of numbers, got ${describe(given)}`);
     if (field.dims !== undefined && value.length !== field.dims) throw new DocumentError(path, `the vector has ${value.length} dims, the mapping says ${field.dims}`);
     if (value.length === 0) throw new DocumentError(path, 'the vector is empty');
     const out = new Float32Array(value.length);

@@ -182,6 +182,7 @@ export class IndexWriter {
   /** A background flush's failure, thrown by the next flush or commit (the documents stay buffered). */
   private failure: unknown = null;
   private closed = false;
+  private closing = false;
   private readonly parser: DocumentParser;
   private translog: Translog;
   /** The sequence number of the last write (Elasticsearch's `_seq_no`: one counter per index). */
@@ -513,7 +514,7 @@ export class IndexWriter {
   /** Starts the merge policy's next merge in the background when none runs. */
   private maybeMerge(): void {
     const policy = this.options.mergePolicy;
-    if (this.merging !== null || this.closed || policy === null) return;
+    if (this.merging !== null || this.closed || this.closing || policy === null) return;
     const bytesPerDoc = this.settings.dims * 4 + Math.ceil(this.settings.dims / 8) + 16 + MERGE_BYTES_PER_DOC_BEYOND_VECTORS;
     const names = policy.findMerge(this.segments.map((s) => ({ name: s.info.name, maxDoc: s.info.maxDoc, delCount: s.delCount, bytesPerDoc })));
     if (names === null) return;
@@ -609,6 +610,7 @@ export class IndexWriter {
   /** Commits what is pending, then releases the write lock and the writer's files (Lucene's close with commitOnClose). */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closing = true; // the last commit starts no merge
     try {
       await this.merging;
       await this.commit();
@@ -632,6 +634,7 @@ export class IndexWriter {
   async rollback(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing = true;
     this.stopTimer();
     await this.merging;
     await this.tail.catch(() => {});

@@ -246,6 +246,7 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
 
   /** The execution slot, deadline and cancellation around one engine search. */
   async function search(c: Context<Env>, req: SearchRequest, profiler: QueryProfiler | undefined): Promise<Completed> {
+    if (writes !== null) await writes.beforeSearch();
     const t0 = performance.now();
     const admissionAt = profiler ? monotonicMs() : 0;
     let queueMs = 0;

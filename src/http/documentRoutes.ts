@@ -115,6 +115,16 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
         docs.push({ _index: r.index, _id: r.id, error: indexNotFound(r.index).body().error });
         continue;
       }
+      const realtime = await realtimeDocument(deps.writes, r.id);
+      if (realtime !== undefined) {
+        const body = realtime === null ? undefined : realtimeSource(realtime, r.source);
+        docs.push(
+          realtime === null
+            ? { _index: name, _id: r.id, found: false }
+            : { _index: name, _id: r.id, _version: realtime.version, _seq_no: realtime.seqNo, _primary_term: PRIMARY_TERM, found: true, ...(body ? { _source: body } : {}) },
+        );
+        continue;
+      }
       const doc = index.get ? await index.get(r.id, { source: r.source ?? true }) : null;
       docs.push(doc ? { _index: name, _id: r.id, _version: 1, _seq_no: 0, _primary_term: 1, found: true, ...sourcePart(doc) } : { _index: name, _id: r.id, found: false });
     }
@@ -136,6 +146,7 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
             throw e;
           });
     const filter = await countFilter(text, await deps.validator());
+    await deps.writes?.beforeSearch();
     if (!index.count) throw new HttpError(400, 'illegal_argument_exception', 'this index cannot count documents');
     const n = await deps.admittedRun(c, undefined, () => index.count!(filter));
     return c.json({ count: n, _shards: { total: 1, successful: 1, skipped: 0, failed: 0 } });
