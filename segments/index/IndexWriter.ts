@@ -409,6 +409,11 @@ export class IndexWriter {
     return this.translog.sync();
   }
 
+  /** The translog's files and their durable lengths (after `sync()`, everything written so far). */
+  get translogDurable(): readonly { readonly file: string; readonly bytes: number }[] {
+    return this.translog.durable;
+  }
+
   /** The sequence number of the last write (-1 before any). */
   get maxSeqNo(): number {
     return this.seqNo;

@@ -149,6 +149,14 @@ export class Translog {
     return this.generations.at(-1)!.generation;
   }
 
+  /**
+   * Where the log is durable: every generation file still kept, with the bytes of it that were
+   * fdatasync'ed (what a crash cannot take; anything after is a tail a crash may tear).
+   */
+  get durable(): readonly { readonly file: string; readonly bytes: number }[] {
+    return this.generations.map((g) => ({ file: g.name, bytes: g.written }));
+  }
+
   /** Bytes appended since the current generation began (the log a commit would make obsolete). */
   get sizeInBytes(): number {
     return this.bytesSinceRoll;
