@@ -151,6 +151,15 @@ describe('header and body read timeouts', () => {
     expect(e !== 'help' && e.server.headersTimeoutMs).toBe(700);
     expect(() => parseServeArgs(['--index', 'x', '--header-timeout-ms', '5000', '--request-timeout-ms', '1000'], {})).toThrow(/--header-timeout-ms/);
   });
+
+  it('the write settings are flags with environment variables, defaults and ranges', () => {
+    const c = parseServeArgs(['--index', 'x', '--max-bulk-bytes', '2048', '--refresh-interval-ms', '250'], {});
+    expect(c !== 'help' && [c.server.maxBulkBytes, c.refreshIntervalMs]).toEqual([2048, 250]);
+    const d = parseServeArgs(['--index', 'x'], { PRESCORE_REFRESH_INTERVAL_MS: '5000' });
+    expect(d !== 'help' && [d.server.maxBulkBytes, d.refreshIntervalMs]).toEqual([100 * 1024 * 1024, 5000]);
+    expect(() => parseServeArgs(['--index', 'x', '--refresh-interval-ms', '0'], {})).toThrow(/--refresh-interval-ms must be an integer in \[10, 3600000\]/);
+    expect(() => parseServeArgs(['--index', 'x', '--max-bulk-bytes', '10'], {})).toThrow(/--max-bulk-bytes/);
+  });
 });
 
 describe('names users know', () => {

@@ -108,6 +108,13 @@ export const SERVE_SETTINGS = {
   maxQueue: { flag: 'max-queue', env: 'PRESCORE_MAX_QUEUE', arg: 'N', help: `searches waiting for a slot before 429 (default ${DEFAULT_SERVER_OPTIONS.maxQueue})` },
   readPath: { flag: 'read-path', env: 'PRESCORE_READ_PATH', arg: 'PATH', help: `default read path: ${READ_PATHS.join(' | ')} (default: the index's)` },
   maxBodyBytes: { flag: 'max-body-bytes', env: 'PRESCORE_MAX_BODY_BYTES', arg: 'N', help: `request body cap, 413 beyond (default ${DEFAULT_SERVER_OPTIONS.maxBodyBytes})` },
+  maxBulkBytes: { flag: 'max-bulk-bytes', env: 'PRESCORE_MAX_BULK_BYTES', arg: 'N', help: `_bulk body cap, 413 beyond (default ${DEFAULT_SERVER_OPTIONS.maxBulkBytes})` },
+  refreshIntervalMs: {
+    flag: 'refresh-interval-ms',
+    env: 'PRESCORE_REFRESH_INTERVAL_MS',
+    arg: 'MS',
+    help: `how often writes are made searchable while the index is searched (default ${DEFAULT_REFRESH_INTERVAL_MS})`,
+  },
   timeoutMs: { flag: 'timeout-ms', env: 'PRESCORE_TIMEOUT_MS', arg: 'MS', help: `default search deadline, 504 beyond (default ${DEFAULT_SERVER_OPTIONS.defaultTimeoutMs})` },
   maxTimeoutMs: {
     flag: 'max-timeout-ms',
@@ -168,6 +175,8 @@ export interface ServeConfig {
   readonly dir: string;
   readonly open: OpenIndexRequest;
   readonly server: ServerOptions;
+  /** How often writes become searchable (IndexWrites). */
+  readonly refreshIntervalMs: number;
 }
 
 /** Flags > environment > defaults. Throws UsageError on bad input. */
@@ -228,6 +237,9 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
     throw e instanceof MappingError ? new UsageError(e.message) : e;
   }
 
+  const refreshIntervalMs = int('refreshIntervalMs') ?? DEFAULT_REFRESH_INTERVAL_MS;
+  if (!(Number.isInteger(refreshIntervalMs) && refreshIntervalMs >= 10 && refreshIntervalMs <= 3_600_000))
+    throw new UsageError(`--refresh-interval-ms must be an integer in [10, 3600000], got ${refreshIntervalMs}`);
   let server: ServerOptions;
   try {
     server = resolveServerOptions({
@@ -238,6 +250,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
       maxQueue: int('maxQueue'),
       readPath,
       maxBodyBytes: int('maxBodyBytes'),
+      maxBulkBytes: int('maxBulkBytes'),
       defaultTimeoutMs: int('timeoutMs'),
       maxTimeoutMs: int('maxTimeoutMs'),
       drainTimeoutMs: int('drainTimeoutMs'),
@@ -262,6 +275,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
       rescoreThread,
     },
     server,
+    refreshIntervalMs,
   };
 }
 
@@ -319,7 +333,7 @@ export async function serveCommand(argv: string[], openIndex: IndexOpener, io: S
     }
     // A prescore index takes writes (its IndexWriter opens at the first one); a Lucene directory is served read-only.
     const writes =
-      config.open.format === 'prescore' ? new IndexWrites(config.server.name ?? index.name, index, () => openIndexWriter(config.dir), DEFAULT_REFRESH_INTERVAL_MS, err) : undefined;
+      config.open.format === 'prescore' ? new IndexWrites(config.server.name ?? index.name, index, () => openIndexWriter(config.dir), config.refreshIntervalMs, err) : undefined;
     const onHup = () => {
       index.refresh().then(
         (r) => err(r.refreshed ? `prescore serve: SIGHUP: reopened ${config.dir} (${r.docs} docs)` : `prescore serve: SIGHUP: ${config.dir} unchanged`),
@@ -396,6 +410,7 @@ function flagNames(message: string): string {
     maxInflight: 'maxInflight',
     maxQueue: 'maxQueue',
     maxBodyBytes: 'maxBodyBytes',
+    maxBulkBytes: 'maxBulkBytes',
     defaultTimeoutMs: 'timeoutMs',
     maxTimeoutMs: 'maxTimeoutMs',
     drainTimeoutMs: 'drainTimeoutMs',
