@@ -151,6 +151,9 @@ describe('the document write API', () => {
     expect((await call('POST', '/books/_count', {})).body!.count).toBe(before);
     expect((await call('GET', '/books/_doc/k1')).body!._source).toMatchObject({ pages: 91 });
     expect((await call('POST', '/books/_forcemerge?max_num_segments=0')).status).toBe(400);
+    const cat = await (await fetch(`${server.url}/_cat/indices?v`)).text();
+    expect(cat.split('\n')[0]).toBe('health status index uuid pri rep docs.count docs.deleted store.size pri.store.size');
+    expect(cat.split('\n')[1]).toMatch(new RegExp(`^green open books books 1 0 ${before} 0 \\d+b \\d+b$`));
   });
 
   it('refuses writes on an index served read-only', async () => {
@@ -184,6 +187,9 @@ describe('the official clients write', () => {
     expect(hits.hits.hits[0]!._id).toBe('h20');
     await expect(client.get({ index: 'books', id: 'es1' })).rejects.toMatchObject({ meta: { statusCode: 404 } });
     expect((await client.delete({ index: 'books', id: 'es2', refresh: true })).result).toBe('deleted');
+    expect((await client.cluster.health()).status).toBe('green');
+    const [row] = await client.cat.indices({ format: 'json' });
+    expect(row).toMatchObject({ health: 'green', index: 'books', 'docs.count': String((await client.count({ index: 'books' })).count) });
     await client.close();
   });
 

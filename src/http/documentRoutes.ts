@@ -70,6 +70,55 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
     });
   });
 
+  // One node, one primary shard, no replicas: always green while it answers.
+  const clusterHealth = (c: Context) => {
+    c.set('route', '/_cluster/health');
+    const target = c.req.param('index');
+    if (target !== undefined) checkIndex(target, name);
+    return c.json({
+      cluster_name: 'prescore',
+      status: 'green',
+      timed_out: false,
+      number_of_nodes: 1,
+      number_of_data_nodes: 1,
+      active_primary_shards: 1,
+      active_shards: 1,
+      relocating_shards: 0,
+      initializing_shards: 0,
+      unassigned_shards: 0,
+      delayed_unassigned_shards: 0,
+      number_of_pending_tasks: 0,
+      number_of_in_flight_fetch: 0,
+      task_max_waiting_in_queue_millis: 0,
+      active_shards_percent_as_number: 100,
+    });
+  };
+  app.get('/_cluster/health', clusterHealth);
+  app.get('/_cluster/health/:index', clusterHealth);
+
+  /** `GET /_cat/indices`: Elasticsearch's columns, as text (`?v` for the header) or `?format=json`. */
+  app.get('/_cat/indices', async (c) => {
+    c.set('route', '/_cat/indices');
+    const d = await index.describe();
+    const live = index.count ? await index.count() : d.docs;
+    const row = {
+      health: 'green',
+      status: 'open',
+      index: name,
+      uuid: name,
+      pri: '1',
+      rep: '0',
+      'docs.count': String(live),
+      'docs.deleted': String(Math.max(0, d.docs - live)),
+      'store.size': `${d.bytes.total}b`,
+      'pri.store.size': `${d.bytes.total}b`,
+    };
+    if (c.req.query('format') === 'json') return c.json([row]);
+    const header = c.req.query('v') !== undefined && c.req.query('v') !== 'false';
+    const lines = [...(header ? [Object.keys(row).join(' ')] : []), Object.values(row).join(' ')];
+    return c.text(`${lines.join('\n')}\n`);
+  });
+
   const mappingBody = () => ({ [name]: { mappings: index.mapping?.() ?? {} } });
   app.get('/_mapping', (c) => {
     c.set('route', '/_mapping');

@@ -336,6 +336,22 @@ function bulkOperation(operationId: string, params: z.ZodObject | undefined): Zo
   };
 }
 
+function clusterHealthOperation(operationId: string, params: z.ZodObject | undefined): ZodOpenApiOperationObject {
+  return {
+    operationId,
+    summary: "Elasticsearch's cluster health (one node, one shard: green while it answers)",
+    tags: ['server'],
+    ...(params ? { requestParams: { path: params } } : {}),
+    responses: {
+      '200': {
+        description: 'Green',
+        content: { 'application/json': { schema: z.looseObject({ cluster_name: z.string(), status: z.enum(['green', 'yellow', 'red']), number_of_nodes: z.int() }) } },
+      },
+      ...errors('404', '405'),
+    },
+  };
+}
+
 function countOperation(operationId: string, indexParam: z.ZodObject): ZodOpenApiOperationObject {
   return {
     operationId,
@@ -556,6 +572,21 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
         },
       },
       '/{index}/_bulk': { post: bulkOperation('bulkIndex', indexParam), put: bulkOperation('bulkIndexPut', indexParam) },
+      '/_cluster/health': { get: clusterHealthOperation('clusterHealth', undefined) },
+      '/_cluster/health/{index}': { get: clusterHealthOperation('indexHealth', indexParam) },
+      '/_cat/indices': {
+        get: {
+          operationId: 'catIndices',
+          summary: "The served index in Elasticsearch's _cat/indices columns",
+          description: 'Text (`?v` adds the header) or `?format=json`: health, status, index, uuid, pri, rep, docs.count, docs.deleted, store.size, pri.store.size.',
+          tags: ['index'],
+          requestParams: { query: z.object({ format: z.enum(['json', 'text']).optional(), v: z.string().optional() }) },
+          responses: {
+            '200': { description: 'One row', content: { 'application/json': { schema: z.array(z.record(z.string(), z.string())) }, 'text/plain': { schema: z.string() } } },
+            ...errors('405'),
+          },
+        },
+      },
       '/_mget': mgetPath(undefined),
       '/{index}/_mget': mgetPath(indexParam),
       '/{index}/_count': {
