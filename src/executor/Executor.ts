@@ -27,7 +27,7 @@ export class Executor implements TaskExecutor {
   private constructor(options: ExecutorOptions) {
     this.threads = Math.max(1, options.threads ?? defaultExecutorThreads());
     this.pool = new WorkerPool({
-      filename: distPath('src', 'executor', 'worker.js'),
+      filename: distPath('src', 'executor', 'workerEntry.cjs'),
       threads: this.threads,
       workerData: { releaseBoard: this.releaseBoard },
     });
