@@ -19,6 +19,8 @@ export interface StoredDoc extends DocVersion {
 }
 
 const BUILT: DocVersion = { seqNo: 0, version: 1 };
+/** The source of a doc stored without one (a segment built before documents): `{}`. */
+const EMPTY_SOURCE = new TextEncoder().encode('{}');
 
 /**
  * A segment as the IndexWriter sees it: how to find a doc by id, read it back, and which of its
@@ -163,7 +165,7 @@ class ReaderSource implements SegmentSource {
     const documents = this.reader.documents;
     const number = documents?.fieldInfos.fieldInfo(SOURCE_FIELD)?.number;
     const stored = number === undefined ? undefined : documents!.storedFields.documentFields(doc).find((f) => f.fieldNumber === number)?.value;
-    const source = stored instanceof Uint8Array ? stored : new TextEncoder().encode('{}');
+    const source = stored instanceof Uint8Array ? stored : EMPTY_SOURCE;
     const v = this.reader.handle.vectors;
     const bytes = new Uint8Array(v.byteSize);
     const fd = v.fd;

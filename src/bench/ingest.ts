@@ -27,8 +27,7 @@ import { Mapping } from '../../segments/document/Mapping.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { readAllVectors } from '../../segments/input/index.js';
 import { shortestFloat32 } from '../../query/fetch/FetchPhase.js';
-import { percentile } from '../../load/percentile.js';
-import { benchDataset, ensureDataset, type BenchDataset } from './benchData.js';
+import { benchDataset, ensureDataset, summarize, type BenchDataset } from './benchData.js';
 import { ColdServer } from './coldServer.js';
 
 const { values } = parseArgs({
@@ -227,17 +226,18 @@ async function runSize(ds: BenchDataset): Promise<Figures> {
     for (let i = 0; i < 1000; i++) await post(`/live/_update/${i * 7}`, JSON.stringify({ doc: { u: 0.5 } }));
     await post('/live/_refresh', '{}');
     const bytesPerMetadataUpdate = (written() - w0) / 1000;
+    const [seen, whileWriting, afterwards] = [summarize(visible), summarize(busy), summarize(idle)];
     return {
       size: ds.name,
       buildDocsPerSec,
       ingestDocsPerSec: ds.n / ingestSeconds,
       clientCpuMsPerDoc: (cpu.user + cpu.system) / 1000 / ds.n,
-      visibleP50Ms: pct(visible, 50),
-      visibleP99Ms: pct(visible, 99),
-      searchBusyP50: pct(busy, 50),
-      searchBusyP99: pct(busy, 99),
-      searchIdleP50: pct(idle, 50),
-      searchIdleP99: pct(idle, 99),
+      visibleP50Ms: seen.p50,
+      visibleP99Ms: seen.p99,
+      searchBusyP50: whileWriting.p50,
+      searchBusyP99: whileWriting.p99,
+      searchIdleP50: afterwards.p50,
+      searchIdleP99: afterwards.p99,
       segments,
       bytesPerMetadataUpdate,
     };
@@ -245,11 +245,4 @@ async function runSize(ds: BenchDataset): Promise<Figures> {
     await server.stop();
     rmSync(liveDir, { recursive: true, force: true });
   }
-}
-
-function pct(xs: readonly number[], p: number): number {
-  return percentile(
-    [...xs].sort((a, b) => a - b),
-    p,
-  );
 }

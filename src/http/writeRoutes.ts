@@ -16,7 +16,7 @@ import { filterSource } from '../../segments/document/SourceFilter.js';
 import { PRIMARY_TERM, VersionConflictError, type CurrentDocument, type IndexWriter, type WriteOptions, type WriteResult } from '../../segments/index/IndexWriter.js';
 import { generatedId } from '../../segments/input/DocumentSource.js';
 import type { SourceOption } from '../api/types.js';
-import { readBodyBytes, parseJsonBody } from './body.js';
+import { readBodyBytes, readJsonBody, parseJsonBody } from './body.js';
 import { HttpError, indexNotFound, validationError } from './errors.js';
 import type { IndexWrites } from './IndexWrites.js';
 
@@ -110,7 +110,7 @@ export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
     single('/:index/_update/:id', async (c) => ({
       kind: 'update',
       id: c.req.param('id')!,
-      body: await readJsonBodyBytes(c, deps.maxBodyBytes),
+      body: await readJsonBody(c.req.raw, deps.maxBodyBytes),
       options: concurrencyParams(c),
     })),
   );
@@ -309,10 +309,6 @@ function concurrencyParams(c: Context): WriteOptions {
     out[key] = Number(v);
   }
   return out;
-}
-
-async function readJsonBodyBytes(c: Context, maxBytes: number): Promise<unknown> {
-  return parseJsonBody(await readBodyBytes(c.req.raw, maxBytes));
 }
 
 type BulkItem = { readonly action: string; readonly index: string; readonly op: WriteOp } | { readonly action: string; readonly error: WriteAnswer };
