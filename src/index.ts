@@ -74,4 +74,12 @@ export {
   type StartServerDeps,
   type Reopenable,
   type RefreshOutcome,
+  DataDirectory,
+  SingleIndexCatalog,
+  servedIndex,
+  defaultIndexSettings,
+  type ServedIndexDeps,
+  type IndexCatalog,
+  type ServedIndex,
+  type IndexSettings,
 } from './http/index.js';

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIndex } from '../src/api/openIndex.js';
 import { Executor } from '../src/executor/Executor.js';
 import { packageRoot } from '../src/executor/packageRoot.js';
-import { ReopeningIndex } from '../src/http/ReopeningIndex.js';
-import { IndexWrites } from '../src/http/IndexWrites.js';
+import { DataDirectory } from '../src/http/DataDirectory.js';
+import { DEFAULT_REFRESH_INTERVAL_MS } from '../src/http/IndexWrites.js';
+import { defaultIndexSettings } from '../src/http/IndexSettings.js';
 import { openIndexWriter } from '../src/api/openIndexWriter.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
 import { unzipLuceneFixture } from './support/luceneFixtures.js';
@@ -24,7 +25,8 @@ import { SERVE_EXAMPLES } from '../src/serveHelp.js';
  * a scratch directory of its own where `data/demo/index` is a small 384-dim index like the demo's
  * (its documents' fields too: title, category, year, in_stock, as `prescore start` builds them),
  * `data/lucene` a Lucene 10 index (when the page names it), `bin/prescore.js` the CLI, and
- * `localhost:8080` a server over the demo index that takes writes (the port is substituted):
+ * `localhost:8080` a server of indexes (`--data`) holding the demo index, taking writes and
+ * index creation (the port is substituted):
  *   - ```js blocks run as ES modules (`import ... from 'prescore'` is the package itself); a block
  *     that defines `hits` or `topDocs` must find some;
  *   - ```sh / ```bash blocks run in bash -euo pipefail, and must not print an error body;
@@ -37,8 +39,7 @@ import { SERVE_EXAMPLES } from '../src/serveHelp.js';
  */
 let t: TestIndex;
 let server: RunningServer;
-let served: ReopeningIndex;
-let writes: IndexWrites;
+let data: DataDirectory;
 let fieldsDir: string;
 const root = packageRoot();
 
@@ -47,15 +48,22 @@ beforeAll(async () => {
   const fields = join(fieldsDir, 'fields.jsonl');
   await writeDemoFields(fields, 2000);
   t = await buildTestIndex({ n: 2000, dims: 384, segmentDocs: 1000, flatThreshold: 500, extra: { fields, mapping: Mapping.parse(demoMapping()) } });
-  served = await ReopeningIndex.wrap(await openIndex(t.dir, { name: 'demo' }), () => openIndex(t.dir, { name: 'demo' }));
-  writes = new IndexWrites('demo', served, () => openIndexWriter(t.dir));
-  server = await startServer(served, { host: '127.0.0.1', port: 0, warmUpRequests: 0 }, { log: () => {}, writes });
+  // The demo index is linked into a data directory, where the pages' examples may create more.
+  mkdirSync(join(fieldsDir, 'indexes'));
+  symlinkSync(t.dir, join(fieldsDir, 'indexes', 'demo'));
+  data = await DataDirectory.open(join(fieldsDir, 'indexes'), {
+    openIndex: (dir, name) => openIndex(dir, { name }),
+    openWriter: openIndexWriter,
+    defaults: defaultIndexSettings(DEFAULT_REFRESH_INTERVAL_MS),
+    maxTimeoutMs: 60_000,
+    log: () => {},
+  });
+  server = await startServer(data, { host: '127.0.0.1', port: 0, warmUpRequests: 0 }, { log: () => {} });
 });
 
 afterAll(async () => {
   await server?.close({ force: true });
-  await writes?.close();
-  await served?.close();
+  await data?.close();
   await Executor.shutdown();
   t?.cleanup();
   if (fieldsDir) rmSync(fieldsDir, { recursive: true, force: true });

@@ -123,7 +123,7 @@ describe('prescore serve', () => {
 
   it('usage errors exit 2 with a message naming the flag', async () => {
     const cases: [string[], Record<string, string>, RegExp][] = [
-      [[], {}, /--index DIR \(or --lucene DIR\) is required/],
+      [[], {}, /--index DIR \(or --lucene DIR, or --data DIR\) is required/],
       [['--index', 'a', '--lucene', 'b'], {}, /not both/],
       [['--index', 'a', '--port', 'http'], {}, /--port \(or PRESCORE_PORT\) must be a non-negative integer/],
       [['--index', 'a', '--warm-up-requests', 'many'], {}, /--warm-up-requests \(or PRESCORE_WARM_UP_REQUESTS\) must be a non-negative integer/],

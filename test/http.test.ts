@@ -512,7 +512,7 @@ describe('health, indexes, metrics', () => {
   it('/health and /v1/indexes', async () => {
     const h = await start({ maxInflight: 3, maxQueue: 5 });
     const health = await json(await h.get('/health'));
-    expect(health).toEqual({ status: 'ok', index: 'vectors', dims: 384, inflight: 0, queued: 0, max_inflight: 3, max_queue: 5 });
+    expect(health).toEqual({ status: 'ok', index: 'vectors', dims: 384, indexes: ['vectors'], inflight: 0, queued: 0, max_inflight: 3, max_queue: 5 });
     const indexes = await json(await h.get('/v1/indexes'));
     expect(indexes.indexes).toHaveLength(1);
     expect(indexes.indexes[0]).toMatchObject({ name: 'vectors', field: 'embedding', dims: 384, docs: 300, similarity: 'COSINE' });

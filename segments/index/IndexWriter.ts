@@ -409,6 +409,11 @@ export class IndexWriter {
     return this.translog.sync();
   }
 
+  /** When writes are durable: `request` (acknowledge after `sync()`) or `async` (synced on a timer). */
+  get durability(): Durability {
+    return this.options.durability;
+  }
+
   /** The translog's files and their durable lengths (after `sync()`, everything written so far). */
   get translogDurable(): readonly { readonly file: string; readonly bytes: number }[] {
     return this.translog.durable;

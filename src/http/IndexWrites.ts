@@ -34,22 +34,26 @@ export class IndexWrites {
   private running: Promise<RefreshOutcome> | null = null;
   private dirty = false;
   private closed = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: NodeJS.Timeout | null;
   private lastSearch: number;
 
   constructor(
     readonly name: string,
     private readonly served: Reopenable,
     private readonly openWriter: () => Promise<IndexWriter>,
-    refreshIntervalMs = DEFAULT_REFRESH_INTERVAL_MS,
+    /** Null (`refresh_interval: -1`): no scheduled refresh, only those asked for. */
+    refreshIntervalMs: number | null = DEFAULT_REFRESH_INTERVAL_MS,
     private readonly log: (line: string) => void = () => {},
     private readonly now: () => number = () => performance.now(),
   ) {
     this.lastSearch = now();
-    this.timer = setInterval(() => {
-      if (this.dirty && this.running === null && !this.searchIdle)
-        this.refresh().catch((e: unknown) => this.log(`prescore serve: scheduled refresh failed: ${(e as Error).message}`));
-    }, refreshIntervalMs).unref();
+    this.timer =
+      refreshIntervalMs === null
+        ? null
+        : setInterval(() => {
+            if (this.dirty && this.running === null && !this.searchIdle)
+              this.refresh().catch((e: unknown) => this.log(`prescore serve: scheduled refresh failed: ${(e as Error).message}`));
+          }, refreshIntervalMs).unref();
   }
 
   /** No search for SEARCH_IDLE_AFTER_MS: scheduled refreshes wait for the next search. */
@@ -104,11 +108,22 @@ export class IndexWrites {
 
   /** Commits what the writer holds and releases the directory (shutdown). */
   async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    await this.running?.catch(() => {});
-    const writer = await this.opening?.catch(() => null);
+    const writer = await this.stop();
     await writer?.close();
+  }
+
+  /** Drops what was not committed and releases the directory (the index is being deleted). */
+  async discard(): Promise<void> {
+    const writer = await this.stop();
+    await writer?.rollback();
+  }
+
+  /** Takes no more writes and waits for a running refresh; the writer, if one was opened. */
+  private async stop(): Promise<IndexWriter | null> {
+    this.closed = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    await this.running?.catch(() => {});
+    return (await this.opening?.catch(() => null)) ?? null;
   }
 
   private async runRefresh(): Promise<RefreshOutcome> {

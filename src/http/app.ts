@@ -8,22 +8,24 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { QueryProfiler, monotonicMs, type QueryProfile, type SearchResult, type VectorIndex } from '../api/types.js';
+import { QueryProfiler, monotonicMs, type IndexMemory, type QueryProfile, type SearchResult, type VectorIndex } from '../api/types.js';
 import type { Release, Ticket } from './Admission.js';
 import { readJsonBody } from './body.js';
 import type { VectorPath } from './vectorJson.js';
-import { CLIENT_CLOSED_REQUEST, ClientClosedError, HttpError, SearchTimeoutError, ShuttingDownError, indexNotFound } from './errors.js';
+import { CLIENT_CLOSED_REQUEST, ClientClosedError, HttpError, SearchTimeoutError, ShuttingDownError } from './errors.js';
 import { PROMETHEUS_CONTENT_TYPE } from './metrics.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
 import { ServerRuntime } from './ServerRuntime.js';
 import { IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.js';
-import { SearchValidator, type IndexShape, type SearchRequest } from './validation.js';
-import { openApiDocument } from './openapi.js';
+import type { SearchRequest } from './validation.js';
+import { openApiDocument, type OpenApiSettings } from './openapi.js';
 import { DOCS_ASSETS, docsAsset, docsPage, type DocsAsset } from './docsPage.js';
 import { esContents, hitContents, mountDocumentRoutes } from './documentRoutes.js';
 import { mountWriteRoutes } from './writeRoutes.js';
-import type { IndexWrites } from './IndexWrites.js';
-import { Mapping } from '../../segments/document/Mapping.js';
+import { DEFAULT_REFRESH_INTERVAL_MS, type IndexWrites } from './IndexWrites.js';
+import { SingleIndexCatalog, isCatalog, resolveIndex, servedIndex, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
+import { defaultIndexSettings } from './IndexSettings.js';
+import { mountIndexRoutes } from './indexRoutes.js';
 
 type Env = { Variables: { route: string; ticket: Ticket }; Bindings: Partial<HttpBindings> };
 /** The hono app {@link createApp} builds (its `fetch` serves requests; `request` is handy in tests). */
@@ -39,11 +41,12 @@ interface Completed {
  * Builds the app. `runtime` holds admission, metrics and drain state; pass one to share it
  * with a server (startServer does), or let the app make its own.
  */
-export function createApp(index: VectorIndex, options: Partial<ServerOptions> = {}, runtime?: ServerRuntime, writes: IndexWrites | null = null): PrescoreApp {
+export function createApp(indexes: VectorIndex | IndexCatalog, options: Partial<ServerOptions> = {}, runtime?: ServerRuntime, writes: IndexWrites | null = null): PrescoreApp {
   const opts = resolveServerOptions(options);
   const rt = runtime ?? new ServerRuntime(opts);
-  const name = opts.name ?? index.name;
-  const validator = memoValidator(index, opts);
+  const catalog: IndexCatalog = isCatalog(indexes)
+    ? indexes
+    : new SingleIndexCatalog(servedIndex(opts.name ?? indexes.name, indexes, writes, defaultIndexSettings(DEFAULT_REFRESH_INTERVAL_MS), opts.maxTimeoutMs));
   const app = new Hono<Env>();
 
   app.use('*', async (c, next) => {
@@ -81,11 +84,12 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
 
   app.post('/v1/search', admitted('/v1/search'), async (c) => {
     const arrivedAt = monotonicMs();
-    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming, { path: NATIVE_VECTOR, dims: index.dims });
+    const served = onlyIndex('/v1/search');
+    const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming, { path: NATIVE_VECTOR, dims: served.index.dims });
     const parsedAt = monotonicMs();
-    const parsed = (await validator()).nativeSearch(body);
+    const parsed = (await served.validator()).nativeSearch(body);
     if (!parsed.ok) throw parsed.error;
-    const { result, tookMs, queueMs } = await search(c, parsed.value, entryProfile(parsed.value, arrivedAt, parsedAt));
+    const { result, tookMs, queueMs } = await search(c, served, parsed.value, entryProfile(parsed.value, arrivedAt, parsedAt));
     return c.json({
       hits: result.hits.map((h) => ({ id: h.id, doc: h.doc, score: finiteScore(h.score, h.id), ...hitContents(h) })),
       total_hits: result.totalHits,
@@ -96,12 +100,12 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
   });
 
   app.post('/:index/_search', admitted('/:index/_search'), async (c) => {
-    const target = c.req.param('index');
-    if (target !== name) throw indexNotFound(target);
+    const served = resolveIndex(catalog, c.req.param('index'));
+    const { index, name } = served;
     const arrivedAt = monotonicMs();
     const body = await readJsonBody(c.req.raw, opts.maxBodyBytes, c.env?.incoming, { path: ES_VECTOR, dims: index.dims });
     const parsedAt = monotonicMs();
-    const parsed = (await validator()).esSearch(body);
+    const parsed = (await served.validator()).esSearch(body);
     if (!parsed.ok) throw parsed.error;
     const req = parsed.value;
     // Elasticsearch returns each hit's _source unless told otherwise (indexes with documents).
@@ -125,7 +129,7 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
         },
       });
     }
-    const { result, tookMs } = await search(c, { ...req, fetch }, entryProfile(req, arrivedAt, parsedAt));
+    const { result, tookMs } = await search(c, served, { ...req, fetch }, entryProfile(req, arrivedAt, parsedAt));
     const hits = result.hits.slice(req.from, req.from + req.size);
     return c.json({
       ...(result.stats.profile ? { profile: profileJson(result.stats.profile) } : {}),
@@ -144,18 +148,20 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
   // GET too: Elasticsearch takes both, and its client's helpers.bulk refreshes with GET.
   app.on(['GET', 'POST'], '/:index/_refresh', async (c) => {
     c.set('route', '/:index/_refresh');
-    const target = c.req.param('index');
-    if (target !== name) throw indexNotFound(target);
-    const outcome = await refreshIndex(writes ?? index);
+    const served = resolveIndex(catalog, c.req.param('index'));
+    const outcome = await refreshIndex(served.writes ?? served.index);
     return c.json({ _shards: { total: 1, successful: 1, failed: 0 }, refreshed: outcome.refreshed, docs: outcome.docs });
   });
 
   app.get('/health', (c) => {
     c.set('route', '/health');
+    const served = catalog.list();
     const body = {
       status: rt.draining ? 'draining' : 'ok',
-      index: name,
-      dims: index.dims,
+      // The one index's name and dims (null on a server of none or several), then every name.
+      index: served.length === 1 ? served[0]!.name : null,
+      dims: served.length === 1 ? served[0]!.index.dims : null,
+      indexes: served.map((s) => s.name),
       inflight: rt.admission.inflight,
       queued: rt.admission.queued,
       max_inflight: rt.admission.maxInflight,
@@ -165,41 +171,59 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
     return c.json(body, rt.draining ? 503 : 200);
   });
 
-  let memoryKnown: Promise<void> | undefined;
   app.get('/v1/indexes', async (c) => {
     c.set('route', '/v1/indexes');
-    const description = await index.describe();
-    return c.json({ indexes: [{ ...description, name }] });
+    const descriptions = await Promise.all(catalog.list().map(async (s) => ({ ...(await s.index.describe()), name: s.name })));
+    return c.json({ indexes: descriptions });
   });
 
+  // The first phase's memory is fixed while the served indexes are: read again only when they change.
+  let memoryOf: { readonly indexes: readonly ServedIndex[]; readonly known: Promise<void> } | undefined;
   app.get('/metrics', async (c) => {
     c.set('route', '/metrics');
-    // The first phase's memory is fixed once the index is open: read once, then served as gauges.
-    memoryKnown ??= index.describe().then(
-      (d) => rt.metrics.setIndexMemory(d.memory),
-      () => void (memoryKnown = undefined),
-    );
-    await memoryKnown;
+    const served = catalog.list();
+    if (memoryOf?.indexes !== served) {
+      const known = Promise.all(served.map((s) => s.index.describe())).then(
+        (ds) => rt.metrics.setIndexMemory(totalMemory(ds.map((d) => d.memory))),
+        () => void (memoryOf = undefined),
+      );
+      memoryOf = { indexes: served, known };
+    }
+    await memoryOf.known;
     return c.body(rt.metrics.render(), 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
   });
 
-  // The OpenAPI document of this server (its index's name, dims and field), built once.
-  let openApi: Promise<string> | undefined;
+  // The OpenAPI document of this server, its examples made for its first index (its name, dims and
+  // field; a server of none shows a 3-dims `my-index`), built once per first index.
+  let openApi: { readonly first: ServedIndex | undefined; readonly text: Promise<string> } | undefined;
   app.get('/openapi.json', async (c) => {
     c.set('route', '/openapi.json');
-    openApi ??= validator().then(
-      (v) => JSON.stringify(openApiDocument({ name, shape: v.shape, limits: v.limits })),
-      (e: unknown) => {
-        openApi = undefined;
-        throw e;
-      },
-    );
-    return c.body(await openApi, 200, { 'Content-Type': 'application/json' });
+    const first = catalog.list()[0];
+    if (openApi?.first !== first) {
+      const text = (first ? first.validator().then((v) => ({ name: first.name, shape: v.shape, limits: v.limits })) : Promise.resolve(placeholderApi(opts))).then(
+        (settings) => JSON.stringify(openApiDocument(settings)),
+        (e: unknown) => {
+          openApi = undefined;
+          throw e;
+        },
+      );
+      openApi = { first, text };
+    }
+    return c.body(await openApi.text, 200, { 'Content-Type': 'application/json' });
   });
 
   app.get('/docs', (c) => {
     c.set('route', '/docs');
-    return c.html(docsPage(`prescore: ${name}`));
+    return c.html(
+      docsPage(
+        `prescore: ${
+          catalog
+            .list()
+            .map((s) => s.name)
+            .join(', ') || 'no index yet'
+        }`,
+      ),
+    );
   });
 
   for (const path of Object.keys(DOCS_ASSETS) as DocsAsset[]) {
@@ -210,8 +234,9 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
     });
   }
 
-  mountWriteRoutes(app, { name, writes, maxBodyBytes: opts.maxBodyBytes, maxBulkBytes: opts.maxBulkBytes });
-  mountDocumentRoutes(app, { index, name, validator, writes, maxBodyBytes: opts.maxBodyBytes, admittedRun: (c, timeoutMs, run) => admittedRun(c, timeoutMs, run) });
+  mountWriteRoutes(app, { catalog, maxBodyBytes: opts.maxBodyBytes, maxBulkBytes: opts.maxBulkBytes });
+  mountIndexRoutes(app, { catalog, maxBodyBytes: opts.maxBodyBytes });
+  mountDocumentRoutes(app, { catalog, maxBodyBytes: opts.maxBodyBytes, admittedRun: (c, timeoutMs, run) => admittedRun(c, timeoutMs, run) });
 
   // A known path with another method is 405 naming the allowed ones (RFC 9110 15.5.6), not 404.
   for (const [path, route, allow] of ROUTES) {
@@ -245,7 +270,15 @@ export function createApp(index: VectorIndex, options: Partial<ServerOptions> = 
   }
 
   /** The execution slot, deadline and cancellation around one engine search. */
-  async function search(c: Context<Env>, req: SearchRequest, profiler: QueryProfiler | undefined): Promise<Completed> {
+  /** The index of a route that names none (`/v1/search`): the server's only one. */
+  function onlyIndex(route: string): ServedIndex {
+    const all = catalog.list();
+    if (all.length !== 1) throw new HttpError(400, 'illegal_argument_exception', `${route} searches a server's only index; this one serves ${all.length}: use /:index/_search`);
+    return all[0]!;
+  }
+
+  async function search(c: Context<Env>, served: ServedIndex, req: SearchRequest, profiler: QueryProfiler | undefined): Promise<Completed> {
+    const { index, writes } = served;
     if (writes !== null) await writes.beforeSearch();
     const t0 = performance.now();
     const admissionAt = profiler ? monotonicMs() : 0;
@@ -391,7 +424,7 @@ export const ROUTES: readonly (readonly [string, string, readonly string[]])[] =
   ['/_cluster/health/:index', '/_cluster/health', ['GET', 'HEAD']],
   ['/_cat/indices', '/_cat/indices', ['GET', 'HEAD']],
   ['/:index/_bulk', '/_bulk', ['POST', 'PUT']],
-  ['/:index', '/:index', ['GET', 'HEAD']],
+  ['/:index', '/:index', ['GET', 'HEAD', 'PUT', 'DELETE']],
 ];
 
 /** An index the server can reopen at a new commit (ReopeningIndex). */
@@ -431,35 +464,25 @@ function entryProfile(req: SearchRequest, arrivedAt: number, parsedAt: number): 
   return profiler;
 }
 
-/**
- * The validator needs the field name and similarity (from describe()) and the mapping's fields
- * (filters): made once, and again when a refresh brings another mapping.
- */
-function memoValidator(index: VectorIndex, opts: ServerOptions): () => Promise<SearchValidator> {
-  let pending: Promise<SearchValidator> | undefined;
-  let mappingJson: string | undefined;
-  return () => {
-    const json = JSON.stringify(index.mapping?.() ?? null);
-    if (json !== mappingJson) pending = undefined;
-    mappingJson = json;
-    pending ??= index.describe().then(
-      (d) => {
-        const mapping = index.mapping?.();
-        const fields = mapping ? Mapping.parse(mapping) : null;
-        const shape: IndexShape = {
-          dims: index.dims,
-          field: d.field,
-          rejectZeroVector: /cosine/i.test(d.similarity),
-          ...(fields ? { fields: (p: string) => fields.field(p) } : {}),
-        };
-        return new SearchValidator(shape, { maxTimeoutMs: opts.maxTimeoutMs });
-      },
-      (e: unknown) => {
-        pending = undefined; // retry on the next request
-        throw e;
-      },
-    );
-    return pending;
+/** The OpenAPI examples of a server with no index yet. */
+function placeholderApi(opts: ServerOptions): OpenApiSettings {
+  return { name: 'my-index', shape: { dims: 3, field: 'vector', rejectZeroVector: true }, limits: { maxTimeoutMs: opts.maxTimeoutMs } };
+}
+
+/** The first-phase memory of several indexes, as one. */
+function totalMemory(all: readonly IndexMemory[]): IndexMemory {
+  const sum = (f: (m: IndexMemory) => number) => all.reduce((t, m) => t + f(m), 0);
+  const vectors = all.reduce((t, m) => t + (m.bytesPerVector > 0 ? (m.codes + m.graphs) / m.bytesPerVector : 0), 0);
+  return {
+    state: all.some((m) => m.state === 'planned') ? 'planned' : 'held',
+    codes: sum((m) => m.codes),
+    graphs: sum((m) => m.graphs),
+    scratchPerWorker: all.reduce((t, m) => Math.max(t, m.scratchPerWorker), 0),
+    scratchClaimed: sum((m) => m.scratchClaimed),
+    workers: all.reduce((t, m) => Math.max(t, m.workers), 0),
+    total: sum((m) => m.total),
+    arenas: sum((m) => m.arenas),
+    bytesPerVector: vectors > 0 ? (sum((m) => m.codes) + sum((m) => m.graphs)) / vectors : 0,
   };
 }
 

@@ -1,12 +1,10 @@
 /**
- * The document routes, as Elasticsearch answers them: `GET /` (the cluster's identity, which
- * Elasticsearch's clients read), `HEAD|GET /:index`, `GET /:index/_mapping`, `GET|HEAD
- * /:index/_doc/:id`, `GET|POST /_mget` and `/:index/_mget`, `GET|POST /:index/_count`, and what
- * hits carry (`_source`, `fields`). Mounted after the fixed paths (`/health`, ...), which
- * `/:index` would otherwise take.
+ * The document read routes, as Elasticsearch answers them: `GET /` (the cluster's identity, which
+ * Elasticsearch's clients read), `GET|HEAD /:index/_doc/:id`, `GET|POST /_mget` and
+ * `/:index/_mget`, `GET|POST /:index/_count`, and what hits carry (`_source`, `fields`).
  */
 import type { Context, Hono } from 'hono';
-import type { GetOptions, IndexedDoc, SearchHit, SourceOption, VectorIndex } from '../api/types.js';
+import type { GetOptions, IndexedDoc, SearchHit, SourceOption } from '../api/types.js';
 import { packageVersion } from '../executor/packageRoot.js';
 import { HttpError, indexNotFound, validationError, type ValidationIssue } from './errors.js';
 import { readJsonBody } from './body.js';
@@ -15,7 +13,7 @@ import type { SearchValidator } from './validation.js';
 import type { FilterQuery } from '../../query/filter/index.js';
 import { MatchAllDocsQuery } from '../../query/filter/index.js';
 import { PRIMARY_TERM } from '../../segments/index/IndexWriter.js';
-import type { IndexWrites } from './IndexWrites.js';
+import { resolveIndex, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
 import { realtimeDocument, realtimeSource } from './writeRoutes.js';
 
 /** The Elasticsearch version this server answers as (the API it follows: Elasticsearch 9's). */
@@ -27,12 +25,9 @@ const LUCENE_VERSION = '10.2.2';
 type App = Hono<any>;
 
 export interface DocumentRouteDeps {
-  readonly index: VectorIndex;
-  /** The served index's writes, when it takes them: a GET then sees unrefreshed writes. */
-  readonly writes: IndexWrites | null;
-  readonly name: string;
+  /** The served indexes (a GET sees an index's unrefreshed writes when it takes them). */
+  readonly catalog: IndexCatalog;
   readonly maxBodyBytes: number;
-  readonly validator: () => Promise<SearchValidator>;
   /** Runs engine work in an admission slot under a deadline (app.ts). */
   // biome-ignore lint/suspicious/noExplicitAny: the app's Context
   readonly admittedRun: <T>(c: Context<any>, timeoutMs: number | undefined, run: (signal: AbortSignal) => Promise<T>) => Promise<T>;
@@ -47,7 +42,7 @@ export function hitContents(h: Pick<SearchHit, 'source' | 'fields'>): { _source?
 export const esContents = hitContents;
 
 export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
-  const { index, name } = deps;
+  const { catalog } = deps;
 
   app.get('/', (c) => {
     c.set('route', '/');
@@ -70,84 +65,25 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
     });
   });
 
-  // One node, one primary shard, no replicas: always green while it answers.
-  const clusterHealth = (c: Context) => {
-    c.set('route', '/_cluster/health');
-    const target = c.req.param('index');
-    if (target !== undefined) checkIndex(target, name);
-    return c.json({
-      cluster_name: 'prescore',
-      status: 'green',
-      timed_out: false,
-      number_of_nodes: 1,
-      number_of_data_nodes: 1,
-      active_primary_shards: 1,
-      active_shards: 1,
-      relocating_shards: 0,
-      initializing_shards: 0,
-      unassigned_shards: 0,
-      delayed_unassigned_shards: 0,
-      number_of_pending_tasks: 0,
-      number_of_in_flight_fetch: 0,
-      task_max_waiting_in_queue_millis: 0,
-      active_shards_percent_as_number: 100,
-    });
+  /** One document as `GET _doc` and `_mget` answer it: realtime when the index takes writes, else from the served commit. */
+  const getOne = async (served: ServedIndex, id: string, source: SourceOption | undefined): Promise<Record<string, unknown>> => {
+    const name = served.name;
+    const realtime = await realtimeDocument(served.writes, id);
+    if (realtime !== undefined) {
+      if (realtime === null) return { _index: name, _id: id, found: false };
+      const body = realtimeSource(realtime, source);
+      return { _index: name, _id: id, _version: realtime.version, _seq_no: realtime.seqNo, _primary_term: PRIMARY_TERM, found: true, ...(body ? { _source: body } : {}) };
+    }
+    const doc = served.index.get ? await served.index.get(id, { source: source ?? true }) : null;
+    return doc ? { _index: name, _id: id, _version: 1, _seq_no: 0, _primary_term: 1, found: true, ...sourcePart(doc) } : { _index: name, _id: id, found: false };
   };
-  app.get('/_cluster/health', clusterHealth);
-  app.get('/_cluster/health/:index', clusterHealth);
-
-  /** `GET /_cat/indices`: Elasticsearch's columns, as text (`?v` for the header) or `?format=json`. */
-  app.get('/_cat/indices', async (c) => {
-    c.set('route', '/_cat/indices');
-    const d = await index.describe();
-    const live = index.count ? await index.count() : d.docs;
-    const row = {
-      health: 'green',
-      status: 'open',
-      index: name,
-      uuid: name,
-      pri: '1',
-      rep: '0',
-      'docs.count': String(live),
-      'docs.deleted': String(Math.max(0, d.docs - live)),
-      'store.size': `${d.bytes.total}b`,
-      'pri.store.size': `${d.bytes.total}b`,
-    };
-    if (c.req.query('format') === 'json') return c.json([row]);
-    const header = c.req.query('v') !== undefined && c.req.query('v') !== 'false';
-    const lines = [...(header ? [Object.keys(row).join(' ')] : []), Object.values(row).join(' ')];
-    return c.text(`${lines.join('\n')}\n`);
-  });
-
-  const mappingBody = () => ({ [name]: { mappings: index.mapping?.() ?? {} } });
-  app.get('/_mapping', (c) => {
-    c.set('route', '/_mapping');
-    return c.json(mappingBody());
-  });
-  app.get('/:index/_mapping', (c) => {
-    c.set('route', '/:index/_mapping');
-    checkIndex(c.req.param('index'), name);
-    return c.json(mappingBody());
-  });
 
   const getDoc = async (c: Context) => {
     c.set('route', '/:index/_doc/:id');
-    checkIndex(c.req.param('index'), name);
-    const id = c.req.param('id')!;
-    const source = sourceFromQuery(c);
-    const realtime = await realtimeDocument(deps.writes, id);
-    if (realtime !== undefined) {
-      if (c.req.method === 'HEAD') return c.body(null, realtime ? 200 : 404);
-      if (realtime === null) return c.json({ _index: name, _id: id, found: false }, 404);
-      const body = realtimeSource(realtime, source);
-      return c.json({ _index: name, _id: id, _version: realtime.version, _seq_no: realtime.seqNo, _primary_term: PRIMARY_TERM, found: true, ...(body ? { _source: body } : {}) });
-    }
-    const doc = index.get ? await index.get(id, { source: source ?? true }) : null;
-    if (c.req.method === 'HEAD') return c.body(null, doc ? 200 : 404);
-    return c.json(
-      doc ? { _index: name, _id: id, _version: 1, _seq_no: 0, _primary_term: 1, found: true, ...sourcePart(doc) } : { _index: name, _id: id, found: false },
-      doc ? 200 : 404,
-    );
+    const served = resolveIndex(catalog, c.req.param('index'));
+    const answer = await getOne(served, c.req.param('id')!, sourceFromQuery(c));
+    if (c.req.method === 'HEAD') return c.body(null, answer.found ? 200 : 404);
+    return c.json(answer, answer.found ? 200 : 404);
   };
   app.get('/:index/_doc/:id', getDoc);
   app.on('HEAD', '/:index/_doc/:id', getDoc);
@@ -155,27 +91,13 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
   const mget = async (c: Context) => {
     c.set('route', '/_mget');
     const target = c.req.param('index');
-    if (target !== undefined) checkIndex(target, name);
+    if (target !== undefined) resolveIndex(catalog, target);
     const body = await readJsonBody(c.req.raw, deps.maxBodyBytes, undefined);
-    const requests = mgetRequests(body, target ?? name, sourceFromQuery(c));
+    const requests = mgetRequests(body, target, sourceFromQuery(c));
     const docs = [];
     for (const r of requests) {
-      if (r.index !== name) {
-        docs.push({ _index: r.index, _id: r.id, error: indexNotFound(r.index).body().error });
-        continue;
-      }
-      const realtime = await realtimeDocument(deps.writes, r.id);
-      if (realtime !== undefined) {
-        const body = realtime === null ? undefined : realtimeSource(realtime, r.source);
-        docs.push(
-          realtime === null
-            ? { _index: name, _id: r.id, found: false }
-            : { _index: name, _id: r.id, _version: realtime.version, _seq_no: realtime.seqNo, _primary_term: PRIMARY_TERM, found: true, ...(body ? { _source: body } : {}) },
-        );
-        continue;
-      }
-      const doc = index.get ? await index.get(r.id, { source: r.source ?? true }) : null;
-      docs.push(doc ? { _index: name, _id: r.id, _version: 1, _seq_no: 0, _primary_term: 1, found: true, ...sourcePart(doc) } : { _index: name, _id: r.id, found: false });
+      const served = catalog.get(r.index);
+      docs.push(served === undefined ? { _index: r.index, _id: r.id, error: indexNotFound(r.index).body().error } : await getOne(served, r.id, r.source));
     }
     return c.json({ docs });
   };
@@ -186,7 +108,7 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
 
   const count = async (c: Context) => {
     c.set('route', '/:index/_count');
-    checkIndex(c.req.param('index'), name);
+    const { index, writes, validator } = resolveIndex(catalog, c.req.param('index'));
     const text =
       c.req.raw.headers.get('content-length') === '0' || c.req.raw.body === null
         ? null
@@ -194,28 +116,14 @@ export function mountDocumentRoutes(app: App, deps: DocumentRouteDeps): void {
             if (e instanceof HttpError && e.type === 'parse_error' && /empty/.test(e.reason)) return null;
             throw e;
           });
-    const filter = await countFilter(text, await deps.validator());
-    await deps.writes?.beforeSearch();
+    const filter = await countFilter(text, await validator());
+    await writes?.beforeSearch();
     if (!index.count) throw new HttpError(400, 'illegal_argument_exception', 'this index cannot count documents');
     const n = await deps.admittedRun(c, undefined, () => index.count!(filter));
     return c.json({ count: n, _shards: { total: 1, successful: 1, skipped: 0, failed: 0 } });
   };
   app.get('/:index/_count', count);
   app.post('/:index/_count', count);
-
-  const indexInfo = (c: Context) => {
-    c.set('route', '/:index');
-    const target = c.req.param('index');
-    if (c.req.method === 'HEAD') return c.body(null, target === name ? 200 : 404);
-    checkIndex(target, name);
-    return c.json({ [name]: { aliases: {}, mappings: index.mapping?.() ?? {}, settings: { index: { number_of_shards: '1', number_of_replicas: '0', provided_name: name } } } });
-  };
-  app.get('/:index', indexInfo);
-  app.on('HEAD', '/:index', indexInfo);
-}
-
-function checkIndex(target: string | undefined, name: string): void {
-  if (target !== name) throw indexNotFound(target ?? '');
 }
 
 function sourcePart(doc: IndexedDoc): { _source?: Record<string, unknown>; fields?: Record<string, unknown[]> } {
@@ -245,13 +153,14 @@ interface MgetRequest {
 }
 
 /** `{"docs": [{"_index", "_id", "_source"}]}` or `{"ids": [...]}`, as Elasticsearch's _mget takes them. */
-function mgetRequests(body: unknown, defaultIndex: string, querySource: SourceOption | undefined): MgetRequest[] {
+function mgetRequests(body: unknown, defaultIndex: string | undefined, querySource: SourceOption | undefined): MgetRequest[] {
   const issues: ValidationIssue[] = [];
   const obj = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
   const out: MgetRequest[] = [];
   if (obj && Array.isArray(obj.ids)) {
     obj.ids.forEach((id, i) => {
-      if (typeof id === 'string' || typeof id === 'number') out.push({ index: defaultIndex, id: String(id), source: querySource });
+      if (defaultIndex === undefined) issues.push({ path: 'ids', reason: 'need an index: use /:index/_mget, or docs with _index' });
+      else if (typeof id === 'string' || typeof id === 'number') out.push({ index: defaultIndex, id: String(id), source: querySource });
       else issues.push({ path: `ids[${i}]`, reason: 'must be a string' });
     });
   } else if (obj && Array.isArray(obj.docs)) {
@@ -262,8 +171,13 @@ function mgetRequests(body: unknown, defaultIndex: string, querySource: SourceOp
         return;
       }
       if (r._index !== undefined && typeof r._index !== 'string') issues.push({ path: `docs[${i}]._index`, reason: 'must be a string' });
+      const index = typeof r._index === 'string' ? r._index : defaultIndex;
+      if (index === undefined) {
+        issues.push({ path: `docs[${i}]._index`, reason: 'is required under /_mget (or use /:index/_mget)' });
+        return;
+      }
       out.push({
-        index: typeof r._index === 'string' ? r._index : defaultIndex,
+        index,
         id: String(r._id),
         source: parseSourceOption(r._source, issues, `docs[${i}]._source`) ?? querySource,
       });

@@ -17,3 +17,6 @@ export { ServerRuntime } from './ServerRuntime.js';
 export { ReopeningIndex, IncompatibleRefreshError, type RefreshOutcome } from './ReopeningIndex.js';
 export { HttpError, type ValidationIssue } from './errors.js';
 export { IndexWrites, DEFAULT_REFRESH_INTERVAL_MS, type Reopenable } from './IndexWrites.js';
+export { DataDirectory, openServedIndex, type ServedIndexDeps } from './DataDirectory.js';
+export { SingleIndexCatalog, servedIndex, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
+export { defaultIndexSettings, type IndexSettings } from './IndexSettings.js';

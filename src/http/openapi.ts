@@ -372,7 +372,7 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
   const { name, shape, limits } = settings;
   const examples = searchExamples(settings);
   const indexParam = z.object({
-    index: z.string().meta({ description: `The index name (this server serves \`${name}\`).`, example: name }),
+    index: z.string().meta({ description: `An index name (e.g. \`${name}\`).`, example: name }),
   });
   const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
   const docParams = indexParam.extend({ id: z.string().meta({ description: "The document's id." }) });
@@ -498,6 +498,33 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
             ...errors('404', '405'),
           },
         },
+        put: {
+          operationId: 'createIndex',
+          summary: 'Create an index (servers started with --data)',
+          description:
+            "Elasticsearch's create-index body. `mappings` needs one `dense_vector` field with `dims` (similarity default cosine); its `index_options.type` picks the code bits (`bbq_*` 1, `int4_*` 4, `int8_*`, `hnsw`, `flat` 7; `*_flat`: no graph), `m` and `ef_construction` the graph's. Settings: `refresh_interval` (`-1`: only refreshes asked for), `translog.durability` (`request` or `async`), `translog.sync_interval`, `number_of_shards` (1), `number_of_replicas`.",
+          tags: ['index'],
+          requestParams: { path: indexParam },
+          requestBody: {
+            content: json(
+              z.looseObject({
+                settings: z.record(z.string(), z.unknown()).optional(),
+                mappings: z.looseObject({ properties: z.record(z.string(), z.unknown()) }),
+              }),
+            ),
+          },
+          responses: {
+            '200': { description: 'Created', content: json(z.object({ acknowledged: z.boolean(), shards_acknowledged: z.boolean(), index: z.string() })) },
+            ...errors('400', '405'),
+          },
+        },
+        delete: {
+          operationId: 'deleteIndex',
+          summary: 'Delete an index and its files (servers started with --data)',
+          tags: ['index'],
+          requestParams: { path: indexParam },
+          responses: { '200': { description: 'Deleted', content: json(z.object({ acknowledged: z.boolean() })) }, ...errors('400', '404', '405') },
+        },
       },
       '/_mapping': {
         get: {
@@ -577,12 +604,15 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
       '/_cat/indices': {
         get: {
           operationId: 'catIndices',
-          summary: "The served index in Elasticsearch's _cat/indices columns",
+          summary: "The served indexes in Elasticsearch's _cat/indices columns",
           description: 'Text (`?v` adds the header) or `?format=json`: health, status, index, uuid, pri, rep, docs.count, docs.deleted, store.size, pri.store.size.',
           tags: ['index'],
           requestParams: { query: z.object({ format: z.enum(['json', 'text']).optional(), v: z.string().optional() }) },
           responses: {
-            '200': { description: 'One row', content: { 'application/json': { schema: z.array(z.record(z.string(), z.string())) }, 'text/plain': { schema: z.string() } } },
+            '200': {
+              description: 'One row per index',
+              content: { 'application/json': { schema: z.array(z.record(z.string(), z.string())) }, 'text/plain': { schema: z.string() } },
+            },
             ...errors('405'),
           },
         },

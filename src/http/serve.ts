@@ -14,7 +14,10 @@ import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from
 import { WarmUpError } from './warmUp.js';
 import { startServer, type RunningServer } from './server.js';
 import { ReopeningIndex } from './ReopeningIndex.js';
-import { DEFAULT_REFRESH_INTERVAL_MS, IndexWrites } from './IndexWrites.js';
+import { DEFAULT_REFRESH_INTERVAL_MS } from './IndexWrites.js';
+import { SingleIndexCatalog, servedIndex, type IndexCatalog } from './IndexCatalog.js';
+import { DataDirectory, openServedIndex, type ServedIndexDeps } from './DataDirectory.js';
+import { defaultIndexSettings } from './IndexSettings.js';
 import { openIndexWriter } from '../api/openIndexWriter.js';
 
 /** What `serve` asks the opener for. */
@@ -70,6 +73,12 @@ interface Setting {
 export const SERVE_SETTINGS = {
   index: { flag: 'index', env: 'PRESCORE_INDEX', arg: 'DIR', help: 'prescore index directory to serve (from `prescore build`)' },
   lucene: { flag: 'lucene', env: 'PRESCORE_LUCENE', arg: 'DIR', help: 'serve a Lucene index directory instead (read-only)' },
+  data: {
+    flag: 'data',
+    env: 'PRESCORE_DATA',
+    arg: 'DIR',
+    help: 'serve every index under DIR (one subdirectory each; none at first) and create new ones there with PUT /:index',
+  },
   field: { flag: 'field', env: 'PRESCORE_FIELD', arg: 'NAME', help: 'vector field to serve (Lucene directories)' },
   sidecarDir: {
     flag: 'sidecar-dir',
@@ -156,7 +165,7 @@ export function serveUsage(): string {
     return `${left.padEnd(28)}${s.help} [${s.env}]`;
   });
   return [
-    'usage: prescore serve (--index DIR | --lucene DIR [--field NAME]) [options]',
+    'usage: prescore serve (--index DIR | --lucene DIR [--field NAME] | --data DIR) [options]',
     '',
     ...rows,
     `  ${'--help'.padEnd(26)}this text`,
@@ -172,7 +181,10 @@ export function serveUsage(): string {
 
 /** The parsed command line: where the index is, how to open it, how to serve it. */
 export interface ServeConfig {
+  /** The index directory, or with `data` the data directory holding one index per subdirectory. */
   readonly dir: string;
+  /** `--data`: serve every index under `dir` (each opened as `open` says, named after its directory). */
+  readonly data: boolean;
   readonly open: OpenIndexRequest;
   readonly server: ServerOptions;
   /** How often writes become searchable (IndexWrites). */
@@ -201,19 +213,18 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
     return Number(v);
   };
 
-  // The index source: a flag for either format beats the environment for both.
-  let indexDir: string | undefined;
-  let luceneDir: string | undefined;
-  if (flag('index') !== undefined || flag('lucene') !== undefined) {
-    indexDir = flag('index');
-    luceneDir = flag('lucene');
-  } else {
-    indexDir = nonEmpty(env[SERVE_SETTINGS.index.env]);
-    luceneDir = nonEmpty(env[SERVE_SETTINGS.lucene.env]);
-  }
-  if (indexDir !== undefined && luceneDir !== undefined) throw new UsageError('give one of --index and --lucene, not both');
-  const dir = indexDir ?? luceneDir;
-  if (dir === undefined) throw new UsageError('--index DIR (or --lucene DIR) is required');
+  // The index source: a flag for any of them beats the environment for all.
+  const sources = ['index', 'lucene', 'data'] as const;
+  const given = sources.some((k) => flag(k) !== undefined) ? sources.map((k) => [k, flag(k)] as const) : sources.map((k) => [k, nonEmpty(env[SERVE_SETTINGS[k].env])] as const);
+  const chosen = given.filter(([, v]) => v !== undefined);
+  if (chosen.length > 1)
+    throw new UsageError(`give one of --index, --lucene and --data, not ${chosen.length === 2 ? 'both' : 'all three'} (${chosen.map(([k]) => `--${k}`).join(', ')})`);
+  if (chosen.length === 0) throw new UsageError('--index DIR (or --lucene DIR, or --data DIR) is required');
+  const [source, dir] = chosen[0]! as readonly [(typeof sources)[number], string];
+  const luceneDir = source === 'lucene' ? dir : undefined;
+  if (source === 'data')
+    for (const k of ['name', 'field', 'mapping', 'sidecarDir'] as const)
+      if (get(k) !== undefined) throw new UsageError(`${where(k)} is for one index (--index or --lucene); under --data each index is named after its directory`);
 
   /** A setting that must be one of `allowed` (undefined when not given). */
   const oneOf = <T extends string>(key: keyof typeof SERVE_SETTINGS, allowed: readonly T[]): T | undefined => {
@@ -225,7 +236,7 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   const firstPhase = oneOf('firstPhase', FIRST_PHASE_MODES);
   const knnThread = oneOf('knnThread', KNN_THREADS);
   const rescoreThread = oneOf('rescoreThread', RESCORE_THREADS);
-  const name = get('name') ?? defaultIndexName(dir);
+  const name = source === 'data' ? undefined : (get('name') ?? defaultIndexName(dir));
   const mappingFile = get('mapping');
   if (mappingFile !== undefined && luceneDir === undefined) {
     throw new UsageError(`${where('mapping')} is for --lucene directories: a prescore index keeps the mapping it was built with`);
@@ -263,9 +274,10 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   }
   return {
     dir,
+    data: source === 'data',
     open: {
       format: luceneDir !== undefined ? 'lucene' : 'prescore',
-      name,
+      name: name ?? '',
       readPath,
       field: get('field'),
       sidecarDir: get('sidecarDir'),
@@ -323,39 +335,54 @@ export async function serveCommand(argv: string[], openIndex: IndexOpener, io: S
   signals.on('SIGINT', onInt);
 
   try {
-    let index: ReopeningIndex;
+    const deps: ServedIndexDeps = {
+      openIndex: (dir, name) => openIndex(dir, { ...config.open, name }),
+      openWriter: openIndexWriter,
+      defaults: defaultIndexSettings(config.refreshIntervalMs),
+      maxTimeoutMs: config.server.maxTimeoutMs,
+      log: err,
+    };
+    let catalog: IndexCatalog;
     try {
-      const reopen = () => openIndex(config.dir, config.open);
-      index = await ReopeningIndex.wrap(await reopen(), reopen);
+      catalog = await openCatalog(config, deps);
     } catch (e) {
-      err(`prescore serve: cannot open ${config.open.format} index ${config.dir}: ${(e as Error).message}`);
+      err(`prescore serve: cannot open ${config.data ? 'data directory' : `${config.open.format} index`} ${config.dir}: ${(e as Error).message}`);
       return 1;
     }
-    // A prescore index takes writes (its IndexWriter opens at the first one); a Lucene directory is served read-only.
-    const writes =
-      config.open.format === 'prescore' ? new IndexWrites(config.server.name ?? index.name, index, () => openIndexWriter(config.dir), config.refreshIntervalMs, err) : undefined;
     const onHup = () => {
-      index.refresh().then(
-        (r) => err(r.refreshed ? `prescore serve: SIGHUP: reopened ${config.dir} (${r.docs} docs)` : `prescore serve: SIGHUP: ${config.dir} unchanged`),
-        (e: unknown) => err(`prescore serve: SIGHUP: reopening failed, still serving the previous commit: ${(e as Error).message}`),
-      );
+      for (const { name, index } of catalog.list()) {
+        if (!(index instanceof ReopeningIndex)) continue;
+        index.refresh().then(
+          (r) => err(r.refreshed ? `prescore serve: SIGHUP: reopened [${name}] (${r.docs} docs)` : `prescore serve: SIGHUP: [${name}] unchanged`),
+          (e: unknown) => err(`prescore serve: SIGHUP: reopening [${name}] failed, still serving the previous commit: ${(e as Error).message}`),
+        );
+      }
     };
     signals.on('SIGHUP', onHup);
 
     try {
       if (signalCount > 0) return 0;
       try {
-        server = await startServer(index, config.server, { log: err, ...(writes ? { writes } : {}) });
+        server = await startServer(catalog, config.server, { log: err });
       } catch (e) {
         if (e instanceof WarmUpError) err(`prescore serve: ${config.dir} cannot answer searches: ${e.message}`);
         else err(`prescore serve: cannot listen on ${config.server.host}:${config.server.port}: ${(e as Error).message}`);
         return 1;
       }
-      const description = await index.describe().catch(() => undefined);
-      const docs = description ? `${description.docs} docs, ` : '';
-      out(`prescore: serving index "${config.server.name}" (${docs}${index.dims} dims) from ${config.dir}`);
+      const served = catalog.list();
+      if (config.data)
+        out(
+          `prescore: serving ${served.length} ${served.length === 1 ? 'index' : 'indexes'}${served.length > 0 ? ` (${served.map((s) => s.name).join(', ')})` : ''} from ${config.dir}`,
+        );
+      else {
+        const { index, name } = served[0]!;
+        const description = await index.describe().catch(() => undefined);
+        const docs = description ? `${description.docs} docs, ` : '';
+        out(`prescore: serving index "${name}" (${docs}${index.dims} dims) from ${config.dir}`);
+      }
       out(`listening on ${server.url}`);
-      out(curlExample(server, config.server.name!, description?.field ?? 'FIELD', index.dims));
+      const first = served[0];
+      out(first ? curlExample(server, first.name, (await first.index.describe().catch(() => undefined))?.field ?? 'FIELD', first.index.dims) : createExample(server));
       io.onListening?.(server);
 
       const signal = await stopped;
@@ -365,13 +392,30 @@ export async function serveCommand(argv: string[], openIndex: IndexOpener, io: S
       return 0;
     } finally {
       signals.off('SIGHUP', onHup);
-      await writes?.close().catch((e: unknown) => err(`prescore serve: committing the writes failed: ${(e as Error).message}`));
-      await index.close().catch((e: unknown) => err(`prescore serve: closing the index failed: ${(e as Error).message}`));
+      await catalog.close().catch((e: unknown) => err(`prescore serve: closing failed: ${(e as Error).message}`));
     }
   } finally {
     signals.off('SIGTERM', onTerm);
     signals.off('SIGINT', onInt);
   }
+}
+
+/** The served indexes: the one of --index or --lucene, or every one under --data. */
+async function openCatalog(config: ServeConfig, deps: ServedIndexDeps): Promise<IndexCatalog> {
+  if (config.data) return DataDirectory.open(config.dir, deps);
+  const name = config.open.name;
+  if (config.open.format === 'prescore') return new SingleIndexCatalog(await openServedIndex(config.dir, name, deps));
+  // A Lucene directory is served read-only.
+  const reopen = () => deps.openIndex(config.dir, name);
+  const index = await ReopeningIndex.wrap(await reopen(), reopen);
+  return new SingleIndexCatalog(servedIndex(name, index, null, deps.defaults, deps.maxTimeoutMs));
+}
+
+/** How to make the first index of a server that has none. */
+function createExample(server: RunningServer): string {
+  const base = server.url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
+  const body = JSON.stringify({ mappings: { properties: { vector: { type: 'dense_vector', dims: 3, similarity: 'cosine' }, title: { type: 'text' } } } });
+  return ['no index yet; create one:', `  curl -sS -X PUT -H 'content-type: application/json' ${base}/my-index -d '${body}'`].join('\n');
 }
 
 /** A paste-ready query: node (always present here) writes a constant vector of the right size. */

@@ -3,6 +3,7 @@ import { Server as NetServer, type AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { VectorIndex } from '../api/types.js';
 import type { IndexWrites } from './IndexWrites.js';
+import { isCatalog, type IndexCatalog } from './IndexCatalog.js';
 import { createApp, searchRoute, type PrescoreApp } from './app.js';
 import { ShuttingDownError } from './errors.js';
 import { resolveServerOptions, type ServerOptions } from './options.js';
@@ -44,7 +45,8 @@ export interface StartServerDeps {
 const ABORT_GRACE_MS = 2_000;
 
 /**
- * Serves `index` over HTTP (the routes of {@link createApp}) and resolves once listening.
+ * Serves an index, or a catalog of them, over HTTP (the routes of {@link createApp}) and resolves
+ * once listening.
  *
  * @example
  * ```ts
@@ -55,11 +57,12 @@ const ABORT_GRACE_MS = 2_000;
  * await index.close(); // close() leaves the index open
  * ```
  */
-export async function startServer(index: VectorIndex, options: Partial<ServerOptions> = {}, deps: StartServerDeps = {}): Promise<RunningServer> {
+export async function startServer(indexes: VectorIndex | IndexCatalog, options: Partial<ServerOptions> = {}, deps: StartServerDeps = {}): Promise<RunningServer> {
   const opts = resolveServerOptions(options);
   const runtime = new ServerRuntime(opts, deps.log);
-  const app = createApp(index, opts, runtime, deps.writes ?? null);
-  await warmUpApp(app, index, opts.name ?? index.name, opts.warmUpRequests);
+  const app = createApp(indexes, opts, runtime, deps.writes ?? null);
+  if (isCatalog(indexes)) for (const s of indexes.list()) await warmUpApp(app, s.index, s.name, opts.warmUpRequests);
+  else await warmUpApp(app, indexes, opts.name ?? indexes.name, opts.warmUpRequests);
   runtime.resetMetrics();
   const toApp = getRequestListener(app.fetch, { hostname: opts.host });
   const server = createServer(

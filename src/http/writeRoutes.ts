@@ -17,16 +17,16 @@ import { PRIMARY_TERM, VersionConflictError, type CurrentDocument, type IndexWri
 import { generatedId } from '../../segments/input/DocumentSource.js';
 import type { SourceOption } from '../api/types.js';
 import { readBodyBytes, readJsonBody, parseJsonBody } from './body.js';
-import { HttpError, indexNotFound, validationError } from './errors.js';
+import { HttpError, validationError } from './errors.js';
 import type { IndexWrites } from './IndexWrites.js';
+import { resolveIndex, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: hono's Env of the app, which the routes only pass along
 type App = Hono<any>;
 
 export interface WriteRouteDeps {
-  readonly name: string;
-  /** Null: the served index takes no writes (a Lucene directory, or an app made without them). */
-  readonly writes: IndexWrites | null;
+  /** The served indexes (one without writes: a Lucene directory, or an app made without them, is read-only). */
+  readonly catalog: IndexCatalog;
   readonly maxBodyBytes: number;
   readonly maxBulkBytes: number;
 }
@@ -52,38 +52,29 @@ interface WriteAnswer {
 }
 
 export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
-  const { name } = deps;
+  const { catalog } = deps;
 
-  const writerFor = async (target: string | undefined, c: Context): Promise<{ writes: IndexWrites; writer: IndexWriter }> => {
-    if (target !== undefined && target !== name) throw indexNotFound(target);
-    if (deps.writes === null)
-      throw new HttpError(400, 'illegal_argument_exception', `index [${name}] is served read-only (a Lucene index directory, or a server started without writes)`);
-    const writer = await deps.writes.writer();
-    if (writer.overloaded) {
+  /** The named index's writer; a 429 (after reading the body) when its indexing memory is over its bound. */
+  const writerFor = async (target: string | undefined, c: Context): Promise<Writing> => {
+    const writing = await writingOn(resolveIndex(catalog, target));
+    if (writing.writer.overloaded) {
       // Read the body before answering: a server that answers mid-upload closes the connection, and
       // the client sees a broken pipe instead of the 429 it can retry on.
       await c.req.raw.arrayBuffer().catch(() => {});
-      throw new HttpError(
-        429,
-        'es_rejected_execution_exception',
-        `rejected execution of a write on [${name}]: ${writer.indexingBytes} bytes of documents are waiting for segments (limit ${2 * writer.ramBufferLimit}); retry later`,
-        {},
-        { 'Retry-After': '1' },
-      );
+      throw overloaded(writing);
     }
-    return { writes: deps.writes, writer };
+    return writing;
   };
 
   /** Runs one write, syncs the translog, refreshes when asked, and answers as Elasticsearch does. */
   const single = (route: string, op: (c: Context) => Promise<WriteOp>) => async (c: Context) => {
     c.set('route', route);
-    const { writes, writer } = await writerFor(c.req.param('index'), c);
+    const writing = await writerFor(c.req.param('index'), c);
+    const { writer, name } = writing;
     const refresh = refreshParam(c);
     const answer = apply(writer, await op(c), name);
     if (!('error' in answer.body)) {
-      await writer.sync();
-      writes.changed();
-      if (refresh !== 'false') await writes.refresh();
+      await acknowledge([writing], refresh);
     }
     if ('error' in answer.body) throw errorOf(answer);
     return c.json({ ...answer.body, ...(refresh === 'true' ? { forced_refresh: true } : {}) }, answer.status as 200);
@@ -128,14 +119,34 @@ export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
   const bulk = async (c: Context) => {
     c.set('route', '/_bulk');
     const target = c.req.param('index');
-    const { writes, writer } = await writerFor(target, c);
+    // The path's index is checked (and shed when over its bound) before the body is read.
+    const first = target === undefined ? null : await writerFor(target, c);
     const refresh = refreshParam(c);
     const t0 = performance.now();
     const bytes = await readBodyBytes(c.req.raw, deps.maxBulkBytes, NDJSON_TYPES);
     const items: Record<string, unknown>[] = [];
     let errors = false;
     let sinceYield = 0;
-    for (const item of bulkItems(bytes, target ?? name)) {
+    // Each index an item names, looked up once: its writer, or why its items fail.
+    const touched = new Map<string, Writing | HttpError>(first ? [[first.name, first]] : []);
+    const writingFor = async (index: string): Promise<Writing | HttpError> => {
+      let w = touched.get(index);
+      if (w === undefined) {
+        try {
+          const writing = await writingOn(resolveIndex(catalog, index));
+          w = writing.writer.overloaded ? overloaded(writing) : writing;
+        } catch (e) {
+          if (!(e instanceof HttpError)) throw e;
+          w = e;
+        }
+        touched.set(index, w);
+      }
+      return w;
+    };
+    // An item without `_index` under `/_bulk` goes to the server's only index, when it has one.
+    const only = catalog.list();
+    const defaultIndex = target ?? (only.length === 1 ? only[0]!.name : null);
+    for (const item of bulkItems(bytes, defaultIndex)) {
       // Searches and health checks get the event loop between items: a 500-doc body of 768-dim
       // vectors takes ~100 ms of parsing and indexing, which would otherwise hold them all that time.
       if (++sinceYield === BULK_YIELD_ITEMS) {
@@ -144,24 +155,64 @@ export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
       }
       let answer: WriteAnswer;
       if ('error' in item) answer = item.error;
-      else if (item.index !== name)
-        answer = {
-          status: 404,
-          body: { _index: item.index, ...(item.op.kind === 'index' && item.op.id === null ? {} : { _id: item.op.id }), status: 404, error: indexNotFound(item.index).body().error },
-        };
-      else answer = apply(writer, item.op, name);
+      else {
+        const writing = await writingFor(item.index);
+        if (writing instanceof HttpError)
+          answer = {
+            status: writing.status,
+            body: { _index: item.index, ...(item.op.kind === 'index' && item.op.id === null ? {} : { _id: item.op.id }), status: writing.status, error: writing.body().error },
+          };
+        else answer = apply(writing.writer, item.op, writing.name);
+      }
       if ('error' in answer.body) errors = true;
       items.push({ [item.action]: { ...answer.body, status: answer.status } });
     }
-    await writer.sync();
-    writes.changed();
-    if (refresh !== 'false') await writes.refresh();
+    await acknowledge(
+      [...touched.values()].filter((w): w is Writing => !(w instanceof HttpError)),
+      refresh,
+    );
     return c.json({ errors, took: Math.round(performance.now() - t0), items });
   };
   for (const path of ['/_bulk', '/:index/_bulk']) {
     app.post(path, bulk);
     app.put(path, bulk);
   }
+}
+
+/** An index taking writes: its name, its writes and its (open) writer. */
+interface Writing {
+  readonly name: string;
+  readonly writes: IndexWrites;
+  readonly writer: IndexWriter;
+}
+
+/** The index's writer, opened on first use; 400 for an index served read-only. */
+async function writingOn(served: ServedIndex): Promise<Writing> {
+  if (served.writes === null)
+    throw new HttpError(400, 'illegal_argument_exception', `index [${served.name}] is served read-only (a Lucene index directory, or a server started without writes)`);
+  return { name: served.name, writes: served.writes, writer: await served.writes.writer() };
+}
+
+/** Elasticsearch's 429 for a write to an index whose documents not yet in segments are over their bound. */
+function overloaded({ name, writer }: Writing): HttpError {
+  return new HttpError(
+    429,
+    'es_rejected_execution_exception',
+    `rejected execution of a write on [${name}]: ${writer.indexingBytes} bytes of documents are waiting for segments (limit ${2 * writer.ramBufferLimit}); retry later`,
+    {},
+    { 'Retry-After': '1' },
+  );
+}
+
+/**
+ * Makes the writes made so far acknowledgeable: durable (one translog fsync per index, under
+ * `request` durability; `async` indexes sync on their timer), scheduled for the next refresh, or
+ * searchable now when the request asked (`refresh=true|wait_for`).
+ */
+async function acknowledge(writings: readonly Writing[], refresh: 'true' | 'wait_for' | 'false'): Promise<void> {
+  await Promise.all(writings.map((w) => (w.writer.durability === 'request' ? w.writer.sync() : undefined)));
+  for (const w of writings) w.writes.changed();
+  if (refresh !== 'false') await Promise.all(writings.map((w) => w.writes.refresh()));
 }
 
 /**
@@ -318,7 +369,7 @@ type BulkItem = { readonly action: string; readonly index: string; readonly op: 
  * `delete`), then a document line for all but delete. A malformed action line fails the whole
  * request (400), as Elasticsearch does; a bad document fails only its item.
  */
-function* bulkItems(bytes: Uint8Array, defaultIndex: string): Generator<BulkItem> {
+function* bulkItems(bytes: Uint8Array, defaultIndex: string | null): Generator<BulkItem> {
   let pos = 0;
   let line = 0;
   const nextLine = (): Uint8Array | null => {
@@ -348,6 +399,7 @@ function* bulkItems(bytes: Uint8Array, defaultIndex: string): Generator<BulkItem
     const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
     const rawId = meta._id;
     const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : null;
+    if (index === null) throw new HttpError(400, 'action_request_validation_exception', `Validation Failed: 1: index is missing (line ${actionLine});`);
     const options: WriteOptions = {
       ...(typeof meta.if_seq_no === 'number' ? { ifSeqNo: meta.if_seq_no } : {}),
       ...(typeof meta.if_primary_term === 'number' ? { ifPrimaryTerm: meta.if_primary_term } : {}),
