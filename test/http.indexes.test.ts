@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { Client as OsClient } from '@opensearch-project/opensearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIndex } from '../src/api/openIndex.js';
 import { openIndexWriter } from '../src/api/openIndexWriter.js';
+import { packageRoot } from '../src/executor/packageRoot.js';
 import { DataDirectory, type ServedIndexDeps } from '../src/http/DataDirectory.js';
 import { defaultIndexSettings, parseCreateIndex } from '../src/http/IndexSettings.js';
 import type { HttpError } from '../src/http/errors.js';
@@ -195,6 +197,28 @@ describe('a server of many indexes (--data)', () => {
     expect((await call('PUT', '/half-made', booksBody)).body!.error.type).toBe('resource_already_exists_exception');
     rmSync(join(root, 'half-made'), { recursive: true });
   });
+
+  it('replays acknowledged writes a killed process never committed before serving the index', async () => {
+    await call('PUT', '/crashed', { mappings: { properties: { v: { type: 'dense_vector', dims: DIMS }, n: { type: 'long' } } } });
+    await stop();
+    // Another process writes and syncs (the acknowledgement point) and exits without committing.
+    const entry = join(packageRoot(), 'dist', 'src', 'index.js');
+    const script = `
+      import { openIndexWriter } from ${JSON.stringify(entry)};
+      const w = await openIndexWriter(process.argv[1]);
+      for (let i = 0; i < 5; i++) w.updateDocument('c' + i, { v: Array.from({ length: ${DIMS} }, (_, j) => Math.cos(i * 0.9 + j * 1.7) + 1.2), n: i });
+      await w.sync();
+      process.exit(0);`;
+    execFileSync(process.execPath, ['--input-type=module', '-e', script, join(root, 'crashed')], { env: { ...process.env, PRESCORE_THREADS: '1' } });
+    await start();
+    expect(logs.some((l) => /\[crashed\]: replayed \d+ translog ops into a commit/.test(l))).toBe(true);
+    // Served at once, before any write: a get, a count and a search see the replayed docs.
+    expect((await call('GET', '/crashed/_doc/c3')).body).toMatchObject({ found: true, _source: { n: 3 } });
+    expect((await call('GET', '/crashed/_count')).body).toMatchObject({ count: 5 });
+    const hits = await call('POST', '/crashed/_search', { knn: { field: 'v', query_vector: vector(4), k: 1, num_candidates: 10 } });
+    expect(hits.body!.hits.hits[0]._id).toBe('c4');
+    expect((await call('DELETE', '/crashed')).status).toBe(200);
+  }, 60_000);
 
   it('routes /_bulk items without _index to the only index, and refuses them when there are several', async () => {
     const one = await call('POST', '/_bulk', undefined);

@@ -335,6 +335,15 @@ export class IndexWriter {
   }
 
   /**
+   * Starts a flush when the buffer is full and none is queued. A flush that failed (a full disk)
+   * puts its documents back in the buffer, and only the next write would start another; a server
+   * shedding writes while overloaded calls this instead, so it recovers once space returns.
+   */
+  flushIfBehind(): void {
+    if (!this.closed && this.flushing.length === 0 && this.bufferBytes >= this.options.ramBufferBytes) this.flushInBackground();
+  }
+
+  /**
    * Adds a document under `id` (generated, as Elasticsearch generates one, when absent); an
    * existing document with that id is replaced. Returns the id. Throws DocumentError (naming the
    * field) when the document does not fit the mapping or has no vector of the field's dims.

@@ -11,6 +11,8 @@ import type { VectorIndex } from '../api/types.js';
 import type { OpenIndexWriterOptions } from '../api/openIndexWriter.js';
 import type { IndexWriter } from '../../segments/index/IndexWriter.js';
 import { listCommitGenerations, readLatestCommit } from '../../segments/index/CommitPoint.js';
+import { TRANSLOG_GENERATION_KEY } from '../../segments/index/IndexWriter.js';
+import { translogHoldsOps } from '../../segments/index/Translog.js';
 import { HttpError } from './errors.js';
 import { resolveIndex, servedIndex, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
 import { INDEX_SETTINGS_KEY, checkIndexName, decodeIndexSettings, encodeIndexSettings, invalidIndexName, parseCreateIndex, type IndexSettings } from './IndexSettings.js';
@@ -36,19 +38,26 @@ export interface ServedIndexDeps {
  * an IndexWriter opened at the first one, with the settings its commit holds.
  */
 export async function openServedIndex(dir: string, name: string, deps: ServedIndexDeps): Promise<ServedIndex> {
+  const commit = existsSync(dir) && listCommitGenerations(dir).length > 0 ? readLatestCommit(dir) : null;
+  const settings = decodeIndexSettings(commit?.userData.get(INDEX_SETTINGS_KEY), deps.defaults);
+  const openWriter = () => deps.openWriter(dir, { durability: settings.durability, syncIntervalMs: settings.syncIntervalMs });
+  // Writes acknowledged but not committed (the last process was killed, or its last commit
+  // failed) are in the translog: the writer replays and commits them before the index is served,
+  // as Elasticsearch recovers a shard from its translog before serving it. Otherwise the writer
+  // opens at the first write.
+  const generation = commit?.userData.get(TRANSLOG_GENERATION_KEY);
+  const recovered = generation !== undefined && translogHoldsOps(dir, Number(generation)) ? await openWriter() : null;
   const reopen = () => deps.openIndex(dir, name);
-  const index = await ReopeningIndex.wrap(await reopen(), reopen);
-  const settings = decodeIndexSettings(
-    existsSync(dir) && listCommitGenerations(dir).length > 0 ? readLatestCommit(dir).userData.get(INDEX_SETTINGS_KEY) : undefined,
-    deps.defaults,
-  );
-  const writes = new IndexWrites(
-    name,
-    index,
-    () => deps.openWriter(dir, { durability: settings.durability, syncIntervalMs: settings.syncIntervalMs }),
-    settings.refreshIntervalMs,
-    deps.log,
-  );
+  let index: ReopeningIndex;
+  try {
+    index = await ReopeningIndex.wrap(await reopen(), reopen);
+  } catch (e) {
+    await recovered?.close();
+    throw e;
+  }
+  if (recovered) deps.log(`prescore serve: [${name}]: replayed ${recovered.recovered.ops} translog ops into a commit`);
+  const writes = new IndexWrites(name, index, openWriter, settings.refreshIntervalMs, deps.log);
+  if (recovered) writes.adopt(recovered);
   return servedIndex(name, index, writes, settings, deps.maxTimeoutMs);
 }
 

@@ -68,7 +68,8 @@ export class IndexWrites {
   async beforeSearch(): Promise<void> {
     const idle = this.searchIdle;
     this.lastSearch = this.now();
-    if (idle && this.dirty) await this.refresh();
+    // A refresh that fails (a full disk) leaves the search on the commit served now.
+    if (idle && this.dirty) await this.refresh().catch((e: unknown) => this.log(`prescore serve: refresh before a search failed: ${(e as Error).message}`));
   }
 
   /** The writer, opened on first use; a clear 409 when another process (a build) holds the directory. */
@@ -81,6 +82,12 @@ export class IndexWrites {
       throw e;
     });
     return this.opening;
+  }
+
+  /** Takes `writer`, already open (it replayed the translog at startup), as this index's writer. */
+  adopt(writer: IndexWriter): void {
+    if (this.opening !== null) throw new Error(`index [${this.name}] already has its writer`);
+    this.opening = Promise.resolve(writer);
   }
 
   /** The writer if a write has opened it, else null (never opens it). */

@@ -36,6 +36,7 @@ export const ERROR_TYPES = [
   'document_missing_exception',
   'action_request_validation_exception',
   'es_rejected_execution_exception',
+  'cluster_block_exception',
   'search_timeout',
   'client_closed_request',
   'shutting_down',
@@ -83,6 +84,24 @@ export function indexNotFound(name: string): HttpError {
     index: name,
     root_cause: [{ type: 'index_not_found_exception', reason, index: name }],
   });
+}
+
+/**
+ * A write that failed for want of disk space (ENOSPC, or EDQUOT: over quota), as Elasticsearch
+ * answers writes once a disk passes its flood stage: 429 `cluster_block_exception`, to be retried
+ * once space is freed. Null for any other failure.
+ */
+export function diskFull(e: unknown, index: string): HttpError | null {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  // An error thrown on a worker (a segment being built) arrives without its code, in its message.
+  if (code !== 'ENOSPC' && code !== 'EDQUOT' && !/\b(ENOSPC|EDQUOT)\b/.test((e as Error | null)?.message ?? '')) return null;
+  return new HttpError(
+    429,
+    'cluster_block_exception',
+    `index [${index}]: no space left on the device (${(e as Error).message}); the write was not acknowledged: retry once space is freed`,
+    { index },
+    { 'Retry-After': '5' },
+  );
 }
 
 /** Why a search's AbortSignal fired; the handler maps each to its status. */

@@ -17,7 +17,7 @@ import { PRIMARY_TERM, VersionConflictError, type CurrentDocument, type IndexWri
 import { generatedId } from '../../segments/input/DocumentSource.js';
 import type { SourceOption } from '../api/types.js';
 import { readBodyBytes, readJsonBody, parseJsonBody } from './body.js';
-import { HttpError, validationError } from './errors.js';
+import { HttpError, diskFull, validationError } from './errors.js';
 import type { IndexWrites } from './IndexWrites.js';
 import { resolveIndex, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
 
@@ -108,10 +108,10 @@ export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
 
   app.post('/:index/_forcemerge', async (c) => {
     c.set('route', '/:index/_forcemerge');
-    const { writes, writer } = await writerFor(c.req.param('index'), c);
+    const { writes, writer, name } = await writerFor(c.req.param('index'), c);
     const raw = c.req.query('max_num_segments');
     if (raw !== undefined && !/^[1-9]\d*$/.test(raw)) throw validationError([{ path: 'max_num_segments', reason: `must be a positive integer, got ${JSON.stringify(raw)}` }]);
-    await writer.forceMerge(raw === undefined ? 1 : Number(raw));
+    await orDiskFull(writer.forceMerge(raw === undefined ? 1 : Number(raw)), name);
     writes.changed();
     return c.json({ _shards: SHARDS });
   });
@@ -195,6 +195,7 @@ async function writingOn(served: ServedIndex): Promise<Writing> {
 
 /** Elasticsearch's 429 for a write to an index whose documents not yet in segments are over their bound. */
 function overloaded({ name, writer }: Writing): HttpError {
+  writer.flushIfBehind();
   return new HttpError(
     429,
     'es_rejected_execution_exception',
@@ -210,9 +211,18 @@ function overloaded({ name, writer }: Writing): HttpError {
  * searchable now when the request asked (`refresh=true|wait_for`).
  */
 async function acknowledge(writings: readonly Writing[], refresh: 'true' | 'wait_for' | 'false'): Promise<void> {
-  await Promise.all(writings.map((w) => (w.writer.durability === 'request' ? w.writer.sync() : undefined)));
+  await Promise.all(writings.map((w) => (w.writer.durability === 'request' ? orDiskFull(w.writer.sync(), w.name) : undefined)));
   for (const w of writings) w.writes.changed();
-  if (refresh !== 'false') await Promise.all(writings.map((w) => w.writes.refresh()));
+  if (refresh !== 'false') await Promise.all(writings.map((w) => orDiskFull(w.writes.refresh(), w.name)));
+}
+
+/** `work`, with a disk-full failure answered as Elasticsearch answers one (429, retry later). */
+async function orDiskFull<T>(work: Promise<T>, index: string): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    throw diskFull(e, index) ?? e;
+  }
 }
 
 /**
