@@ -56,6 +56,44 @@ describe('IndexWriter', () => {
     await writer.close();
   });
 
+  it('commits the ops up to its checkpoint only: an update arriving while a commit syncs leaves the old version in that commit', async () => {
+    const dir = tempDir();
+    const writer = await openIndexWriter(dir, { create: cosine });
+    writer.updateDocument('a', doc(1));
+    writer.updateDocument('gone', doc(2));
+    await writer.commit();
+    writer.updateDocument('b', doc(3));
+    writer.deleteDocument('gone');
+    // The next commit's translog sync gives the event loop to other requests, as a server's does:
+    // an update of 'a' (a deletion in a committed segment plus a new buffered version) lands then.
+    const translog = (writer as unknown as { translog: { sync(): Promise<void> } }).translog;
+    const sync = translog.sync.bind(translog);
+    let armed = true;
+    translog.sync = () => {
+      const p = sync();
+      if (armed) {
+        armed = false;
+        writer.updateDocument('a', doc(4));
+      }
+      return p;
+    };
+    await writer.commit();
+    // The commit holds 'a' as it was (its new version is an op after the checkpoint, not yet
+    // durable: a crash now must find the old version, not neither) and the delete before it.
+    const committed = await openIndex(dir);
+    expect((await committed.get!('a', { source: true }))?.source).toMatchObject({ rank: 1 });
+    expect(await committed.get!('gone')).toBeNull();
+    expect(await committed.count!()).toBe(2);
+    await committed.close();
+    expect(writer.getDocument('a')).toMatchObject({ version: 2 }); // the writer sees the update
+    await writer.commit(); // the next commit holds it
+    const next = await openIndex(dir);
+    expect((await next.get!('a', { source: true }))?.source).toMatchObject({ rank: 4 });
+    expect(await next.count!()).toBe(2);
+    await next.close();
+    await writer.close();
+  });
+
   it('replaces a document on update and removes it on delete, in buffered, flushed and committed docs alike', async () => {
     const dir = tempDir();
     const writer = await openIndexWriter(dir, { create: cosine });

@@ -146,7 +146,8 @@ type ParsedDoc = Omit<BufferedDoc, keyof DocVersion>;
 interface Flushing {
   readonly docs: ReadonlyMap<string, BufferedDoc>;
   readonly bytes: number;
-  readonly deleted: Set<string>;
+  /** Ids deleted while it is written, with the seqNo of the deleting op. */
+  readonly deleted: Map<string, number>;
   /** Set when its segment starts being written (by its own flush, or by a commit that cannot wait for it). */
   started: boolean;
 }
@@ -237,7 +238,7 @@ export class IndexWriter {
     for (const op of ops) {
       if (op.seqNo <= checkpoint) continue;
       this.seqNo = Math.max(this.seqNo, op.seqNo);
-      if (op.kind === 'delete') this.deleteId(op.id);
+      if (op.kind === 'delete') this.deleteId(op.id, op.seqNo);
       else this.applyIndex(op.id, { ...this.parseStored(op.source, op.vector), seqNo: op.seqNo, version: op.version });
     }
     if (ops.length > 0 || cutBytes > 0) await this.commitNow({}, true);
@@ -382,7 +383,7 @@ export class IndexWriter {
     const seqNo = ++this.seqNo;
     const version = (current?.version ?? 0) + 1;
     this.translog.add({ kind: 'delete', seqNo, version, id });
-    this.deleteId(id);
+    this.deleteId(id, seqNo);
     return { result: current === null ? 'not_found' : 'deleted', seqNo, version };
   }
 
@@ -488,7 +489,7 @@ export class IndexWriter {
     // queued after this commit have taken from the buffer: their segments are written now.
     for (const taken of [...this.flushing]) await this.writeSegment(taken);
     await this.translog.sync();
-    const generation = this.commitFlushed({
+    const generation = this.commitFlushed(checkpoint, {
       ...userData,
       [TRANSLOG_UUID_KEY]: idToString(this.translog.uuid),
       [TRANSLOG_GENERATION_KEY]: String(translogGeneration),
@@ -588,7 +589,8 @@ export class IndexWriter {
         if (this.closed || olds.some((o) => o === undefined)) return;
         const merged = WriterSegment.merged(info, ids, sources);
         sources.forEach((s, i) => {
-          if (!olds[names.indexOf(s.name)]!.isLive(s.doc)) merged.delete(i);
+          const old = olds[names.indexOf(s.name)]!;
+          if (!old.isLive(s.doc)) merged.delete(i, old.deletionSeqNo(s.doc));
         });
         const at = this.segments.indexOf(olds[0]!);
         for (const old of olds) this.segments.splice(this.segments.indexOf(old!), 1);
@@ -696,7 +698,7 @@ export class IndexWriter {
 
   /** Buffers a written document under `id`, replacing any document with that id. */
   private applyIndex(id: string, written: BufferedDoc): void {
-    this.deleteId(id);
+    this.deleteId(id, written.seqNo);
     this.buffer.set(id, written);
     this.bufferBytes += written.bytes;
     if (this.bufferBytes >= this.options.ramBufferBytes) this.flushInBackground();
@@ -720,8 +722,8 @@ export class IndexWriter {
     return { vector: parsed.vector, source: stored, doc: { source: stored, values: parsed.values }, bytes: parsed.vector.byteLength + stored.byteLength + BUFFERED_DOC_OVERHEAD };
   }
 
-  /** Removes `id` wherever it lives; true when a live document had it. */
-  private deleteId(id: string): boolean {
+  /** Removes `id` wherever it lives (by the op `seqNo`); true when a live document had it. */
+  private deleteId(id: string, seqNo: number): boolean {
     let found = false;
     const buffered = this.buffer.get(id);
     if (buffered !== undefined) {
@@ -731,14 +733,14 @@ export class IndexWriter {
     }
     for (const f of this.flushing) {
       if (f.docs.has(id) && !f.deleted.has(id)) {
-        f.deleted.add(id);
+        f.deleted.set(id, seqNo);
         found = true;
       }
     }
     for (const s of this.segments) {
       const doc = s.docForId(id);
       if (doc >= 0 && s.isLive(doc)) {
-        s.delete(doc);
+        s.delete(doc, seqNo);
         found = true;
       }
     }
@@ -747,7 +749,7 @@ export class IndexWriter {
 
   private takeBuffer(): Flushing | null {
     if (this.buffer.size === 0) return null;
-    const taken: Flushing = { docs: this.buffer, bytes: this.bufferBytes, deleted: new Set(), started: false };
+    const taken: Flushing = { docs: this.buffer, bytes: this.bufferBytes, deleted: new Map(), started: false };
     this.buffer = new Map();
     this.bufferBytes = 0;
     this.flushing.push(taken);
@@ -764,7 +766,7 @@ export class IndexWriter {
       const { info, build } = writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8)));
       await this.services.buildSegment(build);
       const segment = WriterSegment.flushed(info, [...taken.docs.keys()], [...taken.docs.values()]);
-      for (const id of taken.deleted) segment.delete(segment.docForId(id));
+      for (const [id, seqNo] of taken.deleted) segment.delete(segment.docForId(id), seqNo);
       this.segments.push(segment);
     } catch (e) {
       writer.abort();
@@ -793,17 +795,19 @@ export class IndexWriter {
     );
   }
 
-  private commitFlushed(userData: Readonly<Record<string, string>>): number {
+  /** Writes the commit of the segments as of `checkpoint`: their deletions by ops up to it, no later ones. */
+  private commitFlushed(checkpoint: number, userData: Readonly<Record<string, string>>): number {
     const previous = this.reader.commit;
     const infos: SegmentCommitInfo[] = [];
     for (const s of this.segments) {
-      if (s.dirty) {
+      const at = s.liveDocsAt(checkpoint);
+      if (at !== null) {
         const delGen = nextFreeDelGen(this.dir, s.info.name, Math.max(1, s.info.delGen + 1));
-        writeLiveDocs(this.dir, s.info, delGen, s.liveDocs);
-        s.info = { ...s.info, delGen, delCount: s.delCount };
-        s.dirty = false;
+        writeLiveDocs(this.dir, s.info, delGen, at.live);
+        s.info = { ...s.info, delGen, delCount: at.delCount };
+        s.written(checkpoint);
       }
-      if (s.delCount < s.info.maxDoc) infos.push(s.info);
+      if (s.info.delCount < s.info.maxDoc) infos.push(s.info);
     }
     const generation = (listCommitGenerations(this.dir).at(-1) ?? 0) + 1;
     writeCommit(this.dir, {
@@ -815,8 +819,12 @@ export class IndexWriter {
     const next = DirectoryReader.open(this.dir);
     this.reader.close();
     this.reader = next;
+    // Deletions by ops after the checkpoint are not in this commit: they carry over to the
+    // segments read back from it, for the next commit.
+    const late = new Map(this.segments.map((s) => [s.info.name, s.unwrittenDeletions()]));
     this.segments.length = 0;
     this.adoptCommittedSegments();
+    for (const s of this.segments) for (const [doc, seqNo] of late.get(s.info.name) ?? []) s.delete(doc, seqNo);
     deleteUnreferencedFiles(this.dir, { keep: this.mergingFiles });
     return generation;
   }

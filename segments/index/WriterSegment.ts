@@ -40,8 +40,18 @@ export class WriterSegment {
     this.live = live;
   }
 
+  /**
+   * Deletions not yet in a `.liv`, each with the seqNo of the op that made it. A commit holds the
+   * ops up to its checkpoint only: deletions by later ops (an update arriving while the commit
+   * syncs) wait for the next commit, else a crash before their op is durable would keep the
+   * deletion and lose the document.
+   */
+  private readonly unwritten = new Map<number, number>();
+
   /** Whether deletions since the last commit need a new `.liv`. */
-  dirty = false;
+  get dirty(): boolean {
+    return this.unwritten.size > 0;
+  }
 
   /** A committed segment, read through its open reader. */
   static committed(info: SegmentCommitInfo, reader: SegmentReader): WriterSegment {
@@ -66,9 +76,37 @@ export class WriterSegment {
     return this.source.id(doc);
   }
 
-  /** Live words for a `.liv` (call only when dirty: there are deletions). */
-  get liveDocs(): Uint32Array {
-    return this.live!;
+  /**
+   * The live docs a commit with this checkpoint writes (deletions by later ops left live) and
+   * their deleted count; null when no deletion up to the checkpoint awaits a `.liv`.
+   */
+  liveDocsAt(checkpoint: number): { readonly live: Uint32Array; readonly delCount: number } | null {
+    let due = false;
+    for (const seqNo of this.unwritten.values()) if (seqNo <= checkpoint) due = true;
+    if (!due) return null;
+    const live = this.live!.slice();
+    let late = 0;
+    for (const [doc, seqNo] of this.unwritten) {
+      if (seqNo <= checkpoint) continue;
+      live[doc >>> 5]! |= 1 << (doc & 31);
+      late++;
+    }
+    return { live, delCount: this.delCount - late };
+  }
+
+  /** The deletions up to `checkpoint` are in a `.liv` now; the later ones still wait. */
+  written(checkpoint: number): void {
+    for (const [doc, seqNo] of this.unwritten) if (seqNo <= checkpoint) this.unwritten.delete(doc);
+  }
+
+  /** The deletions that wait for a `.liv`: doc and the seqNo of the op that made it. */
+  unwrittenDeletions(): readonly (readonly [doc: number, seqNo: number])[] {
+    return [...this.unwritten];
+  }
+
+  /** The seqNo of the op that deleted `doc` if that deletion awaits a `.liv`, else -1 (a committed deletion). */
+  deletionSeqNo(doc: number): number {
+    return this.unwritten.get(doc) ?? -1;
   }
 
   docForId(id: string): number {
@@ -79,7 +117,8 @@ export class WriterSegment {
     return this.live === null || ((this.live[doc >>> 5]! >>> (doc & 31)) & 1) === 1;
   }
 
-  delete(doc: number): void {
+  /** Deletes `doc`, deleted by the op `seqNo` (-1: a deletion some commit already holds). */
+  delete(doc: number, seqNo: number): void {
     if (this.live === null) {
       this.live = new Uint32Array(Math.ceil(this.info.maxDoc / 32)).fill(0xffffffff);
       const tail = this.info.maxDoc & 31;
@@ -87,7 +126,7 @@ export class WriterSegment {
     }
     this.live[doc >>> 5]! &= ~(1 << (doc & 31));
     this.delCount++;
-    this.dirty = true;
+    this.unwritten.set(doc, seqNo);
   }
 
   version(doc: number): DocVersion {
