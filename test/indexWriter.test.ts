@@ -264,6 +264,46 @@ describe('IndexWriter', () => {
     await writer.close();
   });
 
+  it('says when merges fall behind the segments (merge debt), and recovers once they catch up', async () => {
+    const dir = tempDir();
+    /** Lucene's policy whose merges are stalled: segments pile up beyond its budget. */
+    class StalledMerges extends TieredMergePolicy {
+      stalled = true;
+      override findMerge(segments: Parameters<TieredMergePolicy['findMerge']>[0]) {
+        return this.stalled ? null : super.findMerge(segments);
+      }
+    }
+    const policy = new StalledMerges({ segmentsPerTier: 2, maxMergeAtOnce: 2 });
+    const writer = await openIndexWriter(dir, { create: cosine, mergePolicy: policy });
+    // Budget: 2 segments per tier; the bound: 5 merges of 2 behind, so more than 5 segments beyond it.
+    for (let i = 0; i < 7; i++) {
+      writer.addDocument(doc(i), `d${i}`);
+      await writer.commit();
+    }
+    expect(writer.mergeDebt).toBe(5);
+    expect(writer.overloaded).toBe(false);
+    writer.addDocument(doc(7), 'd7');
+    await writer.commit();
+    expect(writer.mergeDebt).toBe(6);
+    expect(writer.backpressure).toMatch(/merges are behind: 8 segments, 6 beyond the merge policy's budget \(limit 5\)/);
+    // The merges resume: what a server calls when it sheds a write starts the next one at once.
+    policy.stalled = false;
+    writer.catchUp();
+    expect((writer as unknown as { merging: Promise<void> | null }).merging).not.toBeNull(); // a merge runs
+    await writer.forceMerge(2); // waits for it, then merges the rest down
+    expect(writer.mergeDebt).toBe(0);
+    expect(writer.overloaded).toBe(false);
+    await writer.close();
+  });
+
+  it('counts merge debt as Lucene sizes tiers: segments beyond segmentsPerTier at each size', () => {
+    const policy = new TieredMergePolicy({ segmentsPerTier: 10, maxMergeAtOnce: 10 });
+    const tiny = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `_${i}`, maxDoc: 100, delCount: 0, bytesPerDoc: 1_000 }));
+    expect(policy.segmentsOverBudget(tiny(10))).toBe(0); // one tier of floor-sized segments
+    expect(policy.segmentsOverBudget(tiny(25))).toBe(15);
+    expect(policy.segmentsOverBudget([])).toBe(0);
+  });
+
   it('flushes on its own when the buffer outgrows its RAM budget', async () => {
     const dir = tempDir();
     const writer = await openIndexWriter(dir, { create: cosine, ramBufferBytes: 20_000 });

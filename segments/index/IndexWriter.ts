@@ -24,7 +24,7 @@ import {
 } from './SegmentWriter.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { WriterSegment, type DocVersion, type StoredDoc } from './WriterSegment.js';
-import { TieredMergePolicy } from './TieredMergePolicy.js';
+import { TieredMergePolicy, type MergeCandidate } from './TieredMergePolicy.js';
 import type { SegmentReader } from './IndexReader.js';
 import { Translog, translogGenerations } from './Translog.js';
 import { idFromString, idToString } from '../codec/CodecUtil.js';
@@ -111,6 +111,8 @@ export class VersionConflictError extends Error {
 export const PRIMARY_TERM = 1;
 
 export const DEFAULT_RAM_BUFFER_BYTES = 64 * 1024 * 1024;
+/** Writes wait once the segments exceed the merge policy's budget by this many merges' worth (Lucene's merge scheduler stalls at 5 pending merges, maxMergeCount). */
+export const MAX_MERGE_DEBT_MERGES = 5;
 export const DEFAULT_SYNC_INTERVAL_MS = 5_000;
 export const DEFAULT_TRANSLOG_FLUSH_THRESHOLD_BYTES = 512 * 1024 * 1024;
 /** Commit user-data keys that tie a commit to its translog (Elasticsearch's names). */
@@ -327,21 +329,45 @@ export class IndexWriter {
   }
 
   /**
-   * Whether writes outrun the flushes: documents not yet in segments take more than twice the RAM
-   * buffer (a flush is queued each time the buffer fills, and segments are built one at a time).
-   * A server answers 429 then (Elasticsearch's indexing pressure), instead of queueing without bound.
+   * Why writes should wait, or null. Writes outrun the flushes when documents not yet in segments
+   * take more than twice the RAM buffer (a flush is queued each time the buffer fills, and segments
+   * are built one at a time); they outrun the merges when the segments exceed the merge policy's
+   * budget by more than MAX_MERGE_DEBT_MERGES merges' worth (Lucene's merge scheduler stalls
+   * indexing threads then). A server answers 429 (Elasticsearch's indexing pressure) instead of
+   * queueing without bound or letting segments pile up, which slows every search.
    */
+  get backpressure(): string | null {
+    if (this.indexingBytes > 2 * this.options.ramBufferBytes) return `${this.indexingBytes} bytes of documents are waiting for segments (limit ${2 * this.options.ramBufferBytes})`;
+    const policy = this.options.mergePolicy;
+    if (policy !== null) {
+      const debt = this.mergeDebt;
+      const limit = MAX_MERGE_DEBT_MERGES * (policy.maxMergeAtOnce - 1);
+      if (debt > limit) return `merges are behind: ${this.segments.length} segments, ${debt} beyond the merge policy's budget (limit ${limit})`;
+    }
+    return null;
+  }
+
+  /** Whether writes should wait (`backpressure` says why). */
   get overloaded(): boolean {
-    return this.indexingBytes > 2 * this.options.ramBufferBytes;
+    return this.backpressure !== null;
+  }
+
+  /** Segments beyond the merge policy's budget (0 without a policy). */
+  get mergeDebt(): number {
+    const policy = this.options.mergePolicy;
+    return policy === null ? 0 : policy.segmentsOverBudget(this.mergeCandidates());
   }
 
   /**
-   * Starts a flush when the buffer is full and none is queued. A flush that failed (a full disk)
-   * puts its documents back in the buffer, and only the next write would start another; a server
-   * shedding writes while overloaded calls this instead, so it recovers once space returns.
+   * Starts what a writer that sheds writes waits for: a flush when the buffer is full and none is
+   * queued (one that failed, on a full disk, put its documents back, and only the next write would
+   * start another), and a merge when none runs. A server shedding writes calls this, so it
+   * recovers once space returns, or once merges catch up, without waiting for a write.
    */
-  flushIfBehind(): void {
-    if (!this.closed && this.flushing.length === 0 && this.bufferBytes >= this.options.ramBufferBytes) this.flushInBackground();
+  catchUp(): void {
+    if (this.closed) return;
+    if (this.flushing.length === 0 && this.bufferBytes >= this.options.ramBufferBytes) this.flushInBackground();
+    this.maybeMerge();
   }
 
   /**
@@ -531,12 +557,19 @@ export class IndexWriter {
     return { merges: this.merges, docs: this.mergedDocs, failure: this.mergeFailure };
   }
 
+  /** The segments as the merge policy sees them. */
+  private mergeCandidates(): MergeCandidate[] {
+    const bytesPerDoc = this.settings.dims * 4 + Math.ceil(this.settings.dims / 8) + 16 + MERGE_BYTES_PER_DOC_BEYOND_VECTORS;
+    return this.segments.map((s) => ({ name: s.info.name, maxDoc: s.info.maxDoc, delCount: s.delCount, bytesPerDoc }));
+  }
+
   /** Starts the merge policy's next merge in the background when none runs. */
   private maybeMerge(): void {
     const policy = this.options.mergePolicy;
     if (this.merging !== null || this.closed || this.closing || policy === null) return;
-    const bytesPerDoc = this.settings.dims * 4 + Math.ceil(this.settings.dims / 8) + 16 + MERGE_BYTES_PER_DOC_BEYOND_VECTORS;
-    const names = policy.findMerge(this.segments.map((s) => ({ name: s.info.name, maxDoc: s.info.maxDoc, delCount: s.delCount, bytesPerDoc })));
+    // Only committed segments merge (a merge reads them through a reader of the last commit).
+    const committed = new Set(this.reader.commit.segments.map((s) => s.name));
+    const names = policy.findMerge(this.mergeCandidates().filter((s) => committed.has(s.name)));
     if (names === null) return;
     this.merging = this.runMerge(names)
       .then(() => {})

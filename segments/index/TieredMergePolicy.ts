@@ -49,32 +49,21 @@ export class TieredMergePolicy {
     if (!(this.segmentsPerTier >= 2 && this.maxMergeAtOnce >= 2)) throw new RangeError('segmentsPerTier and maxMergeAtOnce must be at least 2');
   }
 
+  /**
+   * Merge debt: how many segments `segments` holds beyond the policy's budget (0 when within it).
+   * Each merge takes up to maxMergeAtOnce of them down to one.
+   */
+  segmentsOverBudget(segments: readonly MergeCandidate[]): number {
+    const eligible = this.eligible(segments);
+    return Math.max(0, eligible.length - this.budget(eligible));
+  }
+
   /** The next merge to run over `segments` (those not already merging), or null: the names of the segments to merge into one. */
   findMerge(segments: readonly MergeCandidate[]): string[] | null {
-    const live = (s: MergeCandidate) => s.bytesPerDoc * (s.maxDoc - s.delCount);
     const floored = (s: MergeCandidate) => Math.max(this.floorSegmentBytes, live(s));
-    const eligible = segments.filter((s) => live(s) <= this.maxMergedSegmentBytes / 2 || deletesPct(s) > this.deletesPctAllowed).sort((a, b) => live(b) - live(a));
+    const eligible = this.eligible(segments);
     if (eligible.length === 0) return null;
-
-    // The budget: segmentsPerTier segments at the floor size, then at maxMergeAtOnce x that, ...
-    let total = 0;
-    for (const s of eligible) total += live(s);
-    let levelSize = Math.max(this.floorSegmentBytes, Math.min(...eligible.map(live)));
-    let bytesLeft = total;
-    let allowed = 0;
-    for (;;) {
-      const atLevel = bytesLeft / levelSize;
-      if (atLevel < this.segmentsPerTier || levelSize >= this.maxMergedSegmentBytes) {
-        allowed += Math.ceil(atLevel);
-        break;
-      }
-      allowed += this.segmentsPerTier;
-      bytesLeft -= this.segmentsPerTier * levelSize;
-      levelSize *= this.maxMergeAtOnce;
-    }
-    allowed = Math.max(allowed, this.segmentsPerTier);
-
-    const overBudget = eligible.length > allowed;
+    const overBudget = eligible.length > this.budget(eligible);
     let best: { names: string[]; score: number } | null = null;
     for (let start = 0; start < eligible.length; start++) {
       const window: MergeCandidate[] = [];
@@ -96,6 +85,36 @@ export class TieredMergePolicy {
     }
     return best?.names ?? null;
   }
+
+  /** The segments a merge may take (not already at half the largest merged size, unless they reclaim deletes), largest first. */
+  private eligible(segments: readonly MergeCandidate[]): MergeCandidate[] {
+    return segments.filter((s) => live(s) <= this.maxMergedSegmentBytes / 2 || deletesPct(s) > this.deletesPctAllowed).sort((a, b) => live(b) - live(a));
+  }
+
+  /** The budget: segmentsPerTier segments at the floor size, then at maxMergeAtOnce x that, ... */
+  private budget(eligible: readonly MergeCandidate[]): number {
+    if (eligible.length === 0) return this.segmentsPerTier;
+    let total = 0;
+    for (const s of eligible) total += live(s);
+    let levelSize = Math.max(this.floorSegmentBytes, Math.min(...eligible.map(live)));
+    let bytesLeft = total;
+    let allowed = 0;
+    for (;;) {
+      const atLevel = bytesLeft / levelSize;
+      if (atLevel < this.segmentsPerTier || levelSize >= this.maxMergedSegmentBytes) {
+        allowed += Math.ceil(atLevel);
+        break;
+      }
+      allowed += this.segmentsPerTier;
+      bytesLeft -= this.segmentsPerTier * levelSize;
+      levelSize *= this.maxMergeAtOnce;
+    }
+    return Math.max(allowed, this.segmentsPerTier);
+  }
+}
+
+function live(s: MergeCandidate): number {
+  return s.bytesPerDoc * (s.maxDoc - s.delCount);
 }
 
 function deletesPct(s: MergeCandidate): number {

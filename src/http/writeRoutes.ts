@@ -193,16 +193,11 @@ async function writingOn(served: ServedIndex): Promise<Writing> {
   return { name: served.name, writes: served.writes, writer: await served.writes.writer() };
 }
 
-/** Elasticsearch's 429 for a write to an index whose documents not yet in segments are over their bound. */
+/** Elasticsearch's 429 for a write to an index over its indexing bound (documents not yet in segments, or merge debt). */
 function overloaded({ name, writer }: Writing): HttpError {
-  writer.flushIfBehind();
-  return new HttpError(
-    429,
-    'es_rejected_execution_exception',
-    `rejected execution of a write on [${name}]: ${writer.indexingBytes} bytes of documents are waiting for segments (limit ${2 * writer.ramBufferLimit}); retry later`,
-    {},
-    { 'Retry-After': '1' },
-  );
+  const why = writer.backpressure;
+  writer.catchUp();
+  return new HttpError(429, 'es_rejected_execution_exception', `rejected execution of a write on [${name}]: ${why}; retry later`, {}, { 'Retry-After': '1' });
 }
 
 /**
