@@ -186,13 +186,24 @@ describe('a server of many indexes (--data)', () => {
     }
   });
 
+  it("changes an index's refresh_interval with the clients' putSettings, and refuses settings fixed at creation", async () => {
+    const es = new EsClient({ node: server.url });
+    expect(await es.indices.putSettings({ index: 'books', settings: { index: { refresh_interval: '2s' } } })).toEqual({ acknowledged: true });
+    expect((await es.indices.getSettings({ index: 'books' })).books!.settings!.index).toMatchObject({ refresh_interval: '2000ms' });
+    const fixed = await call('PUT', '/books/_settings', { index: { number_of_shards: 3 } });
+    expect(fixed.status).toBe(400);
+    expect(fixed.body!.error.reason).toMatch(/Can't update non dynamic settings \[\[index.number_of_shards\]\]/);
+    expect((await call('PUT', '/books/_settings', { refresh_interval: 'soon' })).body!.error).toMatchObject({ type: 'validation_error', path: 'settings.refresh_interval' });
+    expect((await call('PUT', '/nowhere/_settings', { refresh_interval: '1s' })).status).toBe(404);
+  });
+
   it('reopens every index with its settings and documents after a restart, skipping directories that are not indexes', async () => {
     mkdirSync(join(root, 'half-made'));
     await stop();
     await start();
     expect(logs.some((l) => /skipping .*half-made: no commit in it/.test(l))).toBe(true);
     expect((await call('GET', '/health')).body).toMatchObject({ indexes: ['books'] });
-    expect((await call('GET', '/books')).body!.books.settings.index).toMatchObject({ refresh_interval: '-1' });
+    expect((await call('GET', '/books')).body!.books.settings.index).toMatchObject({ refresh_interval: '2000ms' }); // as updated
     expect((await call('GET', '/books/_doc/b5')).body).toMatchObject({ found: true, _source: { title: 'book 5' } });
     expect((await call('PUT', '/half-made', booksBody)).body!.error.type).toBe('resource_already_exists_exception');
     rmSync(join(root, 'half-made'), { recursive: true });

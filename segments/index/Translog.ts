@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, ftruncateSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, statSync, write } from 'node:fs';
+import { closeSync, fdatasync, ftruncateSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
@@ -63,14 +63,6 @@ export function translogGenerations(dir: string): number[] {
     .filter((f) => f.startsWith(PREFIX) && f.endsWith(EXTENSION) && /^[0-9a-z]+$/.test(f.slice(PREFIX.length, -EXTENSION.length)))
     .map((f) => parseInt(f.slice(PREFIX.length, -EXTENSION.length), 36))
     .sort((a, b) => a - b);
-}
-
-/**
- * Whether the log holds ops from `generation` on (files longer than their header): writes a
- * commit does not hold, which a writer replays when it opens. A stat per file, nothing read.
- */
-export function translogHoldsOps(dir: string, generation: number): boolean {
-  return translogGenerations(dir).some((g) => g >= generation && statSync(join(dir, translogFileName(g))).size > indexHeaderLength(TRANSLOG_CODEC, g.toString(36)));
 }
 
 /** One file of the log: what is written of it, and what waits for the next sync. */

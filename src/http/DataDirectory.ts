@@ -12,9 +12,8 @@ import type { OpenIndexWriterOptions } from '../api/openIndexWriter.js';
 import type { IndexWriter } from '../../segments/index/IndexWriter.js';
 import { listCommitGenerations, readLatestCommit } from '../../segments/index/CommitPoint.js';
 import { TRANSLOG_GENERATION_KEY } from '../../segments/index/IndexWriter.js';
-import { translogHoldsOps } from '../../segments/index/Translog.js';
 import { HttpError } from './errors.js';
-import { resolveIndex, servedIndex, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
+import { resolveIndex, servedIndex, updateServedSettings, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
 import { INDEX_SETTINGS_KEY, checkIndexName, decodeIndexSettings, encodeIndexSettings, invalidIndexName, parseCreateIndex, type IndexSettings } from './IndexSettings.js';
 import { IndexWrites } from './IndexWrites.js';
 import { ReopeningIndex } from './ReopeningIndex.js';
@@ -41,12 +40,13 @@ export async function openServedIndex(dir: string, name: string, deps: ServedInd
   const commit = existsSync(dir) && listCommitGenerations(dir).length > 0 ? readLatestCommit(dir) : null;
   const settings = decodeIndexSettings(commit?.userData.get(INDEX_SETTINGS_KEY), deps.defaults);
   const openWriter = () => deps.openWriter(dir, { durability: settings.durability, syncIntervalMs: settings.syncIntervalMs });
-  // Writes acknowledged but not committed (the last process was killed, or its last commit
-  // failed) are in the translog: the writer replays and commits them before the index is served,
-  // as Elasticsearch recovers a shard from its translog before serving it. Otherwise the writer
-  // opens at the first write.
+  // An index a writer has written (its commit names a translog) gets its writer at once, as
+  // Elasticsearch opens a shard's engine: writes acknowledged but not committed (the last process
+  // was killed, or its last commit failed) are replayed and committed before the index is served,
+  // and gets answer with each doc's real _version and _seq_no. An index only built gets its
+  // writer at the first write (a rebuild in place needs the directory's lock).
   const generation = commit?.userData.get(TRANSLOG_GENERATION_KEY);
-  const recovered = generation !== undefined && translogHoldsOps(dir, Number(generation)) ? await openWriter() : null;
+  const recovered = generation !== undefined ? await openWriter() : null;
   const reopen = () => deps.openIndex(dir, name);
   let index: ReopeningIndex;
   try {
@@ -55,7 +55,7 @@ export async function openServedIndex(dir: string, name: string, deps: ServedInd
     await recovered?.close();
     throw e;
   }
-  if (recovered) deps.log(`prescore serve: [${name}]: replayed ${recovered.recovered.ops} translog ops into a commit`);
+  if (recovered && recovered.recovered.ops > 0) deps.log(`prescore serve: [${name}]: replayed ${recovered.recovered.ops} translog ops into a commit`);
   const writes = new IndexWrites(name, index, openWriter, settings.refreshIntervalMs, deps.log);
   if (recovered) writes.adopt(recovered);
   return servedIndex(name, index, writes, settings, deps.maxTimeoutMs);
@@ -145,6 +145,12 @@ export class DataDirectory implements IndexCatalog {
     } finally {
       this.busy.delete(name);
     }
+  }
+
+  async updateSettings(name: string, body: unknown): Promise<ServedIndex> {
+    const updated = await updateServedSettings(resolveIndex(this, name), body);
+    if (this.served.has(name)) this.add(updated); // unless deleted meanwhile
+    return updated;
   }
 
   /** Commits every index's writes and closes it (shutdown). */

@@ -9,7 +9,7 @@ import type { VectorIndex } from '../api/types.js';
 import { Mapping } from '../../segments/document/Mapping.js';
 import { HttpError, indexNotFound } from './errors.js';
 import type { IndexWrites } from './IndexWrites.js';
-import type { IndexSettings } from './IndexSettings.js';
+import { INDEX_SETTINGS_KEY, encodeIndexSettings, parseSettingsUpdate, type IndexSettings } from './IndexSettings.js';
 import { SearchValidator, type IndexShape } from './validation.js';
 
 /** One served index: its searcher, its write side (null: read-only) and its request validator. */
@@ -33,6 +33,8 @@ export interface IndexCatalog {
   create(name: string, body: unknown): Promise<ServedIndex>;
   /** `DELETE /:index`: stops serving the index and deletes its files. */
   delete(name: string): Promise<void>;
+  /** `PUT /:index/_settings`: changes the index's dynamic settings (kept in its commit); the index as served from now on. */
+  updateSettings(name: string, body: unknown): Promise<ServedIndex>;
   /** Commits every index's writes and closes it (the server's shutdown). */
   close(): Promise<void>;
 }
@@ -49,6 +51,20 @@ export function resolveIndex(catalog: IndexCatalog, name: string | undefined): S
   return served;
 }
 
+/**
+ * Applies a settings update to a served index that takes writes: the new settings are committed
+ * (user data {@link INDEX_SETTINGS_KEY}, so a restart keeps them) and take effect at once.
+ * Returns the served index with its new settings.
+ */
+export async function updateServedSettings(served: ServedIndex, body: unknown): Promise<ServedIndex> {
+  const settings = parseSettingsUpdate(body, served.settings);
+  if (served.writes === null) throw new HttpError(400, 'illegal_argument_exception', `index [${served.name}] is served read-only: its settings cannot change`);
+  const writer = await served.writes.writer();
+  await writer.commit({ [INDEX_SETTINGS_KEY]: encodeIndexSettings(settings) });
+  served.writes.setRefreshInterval(settings.refreshIntervalMs);
+  return { ...served, settings };
+}
+
 /** A served index around an open VectorIndex. `maxTimeoutMs` bounds the timeouts its searches may ask for. */
 export function servedIndex(name: string, index: VectorIndex, writes: IndexWrites | null, settings: IndexSettings, maxTimeoutMs: number): ServedIndex {
   return { name, index, writes, settings, validator: memoValidator(index, maxTimeoutMs) };
@@ -56,10 +72,16 @@ export function servedIndex(name: string, index: VectorIndex, writes: IndexWrite
 
 /** The one index of a `--index` or `--lucene` server: indexes are neither created nor deleted. */
 export class SingleIndexCatalog implements IndexCatalog {
-  private readonly all: readonly ServedIndex[];
+  private all: readonly ServedIndex[];
 
-  constructor(private readonly served: ServedIndex) {
+  constructor(private served: ServedIndex) {
     this.all = [served];
+  }
+
+  async updateSettings(name: string, body: unknown): Promise<ServedIndex> {
+    this.served = await updateServedSettings(resolveIndex(this, name), body);
+    this.all = [this.served];
+    return this.served;
   }
 
   get(name: string): ServedIndex | undefined {

@@ -166,6 +166,32 @@ function parseSettings(settings: Record<string, unknown>, defaults: IndexSetting
   return out;
 }
 
+/** Settings `PUT /:index/_settings` may change on a served index. */
+const DYNAMIC_SETTINGS = ['refresh_interval', 'number_of_replicas'];
+
+/**
+ * `PUT /:index/_settings`: `current` with the settings the body changes (`{"index":
+ * {"refresh_interval": "-1"}}`, dotted, or without `index.`). Only `refresh_interval` (and
+ * `number_of_replicas`, accepted) change on a served index; the others are 400s naming them.
+ */
+export function parseSettingsUpdate(body: unknown, current: IndexSettings): IndexSettings {
+  const root = object(body ?? {}, '');
+  const settings = 'settings' in root && Object.keys(root).length === 1 ? object(root.settings, 'settings') : root;
+  const flat = new Map<string, unknown>();
+  flatten(settings, '', flat);
+  const fixed = [...flat.keys()].map((k) => (k.startsWith('index.') ? k.slice('index.'.length) : k)).filter((k) => ACCEPTED_SETTINGS.includes(k) && !DYNAMIC_SETTINGS.includes(k));
+  if (fixed.length > 0)
+    throw new HttpError(
+      400,
+      'illegal_argument_exception',
+      `Can't update non dynamic settings [${fixed.map((k) => `[index.${k}]`).join(', ')}] for open indices (they are set when the index is created)`,
+      {
+        path: `settings.${fixed[0]}`,
+      },
+    );
+  return parseSettings(settings, current);
+}
+
 /** The settings as `GET /:index` shows them (Elasticsearch's strings). */
 export function settingsJson(name: string, s: IndexSettings): Record<string, unknown> {
   return {

@@ -34,7 +34,7 @@ export class IndexWrites {
   private running: Promise<RefreshOutcome> | null = null;
   private dirty = false;
   private closed = false;
-  private readonly timer: NodeJS.Timeout | null;
+  private timer: NodeJS.Timeout | null = null;
   private lastSearch: number;
 
   constructor(
@@ -47,8 +47,14 @@ export class IndexWrites {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.lastSearch = now();
+    this.setRefreshInterval(refreshIntervalMs);
+  }
+
+  /** Schedules refreshes every `refreshIntervalMs` from now on (null: only those asked for). */
+  setRefreshInterval(refreshIntervalMs: number | null): void {
+    if (this.timer !== null) clearInterval(this.timer);
     this.timer =
-      refreshIntervalMs === null
+      refreshIntervalMs === null || this.closed
         ? null
         : setInterval(() => {
             if (this.dirty && this.running === null && !this.searchIdle)

@@ -412,6 +412,7 @@ export const ROUTES: readonly (readonly [string, string, readonly string[]])[] =
   ['/_mapping', '/_mapping', ['GET', 'HEAD']],
   ['/_mget', '/_mget', ['GET', 'POST']],
   ['/:index/_mapping', '/:index/_mapping', ['GET', 'HEAD']],
+  ['/:index/_settings', '/:index/_settings', ['GET', 'HEAD', 'PUT']],
   ['/:index/_mget', '/_mget', ['GET', 'POST']],
   ['/:index/_count', '/:index/_count', ['GET', 'POST']],
   ['/:index/_doc/:id', '/:index/_doc/:id', ['GET', 'HEAD', 'PUT', 'POST', 'DELETE']],

@@ -78,6 +78,19 @@ export function mountIndexRoutes(app: App, deps: IndexRouteDeps): void {
   app.get('/:index', indexInfo);
   app.on('HEAD', '/:index', indexInfo);
 
+  const settingsOf = (c: Context) => {
+    c.set('route', '/:index/_settings');
+    const served = resolveIndex(catalog, c.req.param('index'));
+    return c.json({ [served.name]: { settings: settingsJson(served.name, served.settings) } });
+  };
+  app.get('/:index/_settings', settingsOf);
+  app.put('/:index/_settings', async (c) => {
+    c.set('route', '/:index/_settings');
+    const body = await readJsonBody(c.req.raw, deps.maxBodyBytes, undefined);
+    await catalog.updateSettings(c.req.param('index'), body);
+    return c.json({ acknowledged: true });
+  });
+
   app.put('/:index', async (c, next) => {
     const name = c.req.param('index');
     if (SERVER_PATHS.has(name)) return next(); // `PUT /health`: the route's 405

@@ -526,6 +526,27 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
           responses: { '200': { description: 'Deleted', content: json(z.object({ acknowledged: z.boolean() })) }, ...errors('400', '404', '405') },
         },
       },
+      '/{index}/_settings': {
+        get: {
+          operationId: 'getSettings',
+          summary: "The index's settings, as Elasticsearch shows them",
+          tags: ['index'],
+          requestParams: { path: indexParam },
+          responses: {
+            '200': { description: 'The settings keyed by index name', content: json(z.record(z.string(), z.looseObject({ settings: z.looseObject({}) }))) },
+            ...errors('404', '405'),
+          },
+        },
+        put: {
+          operationId: 'putSettings',
+          summary: "Change the index's refresh_interval (kept in its commit)",
+          description: '`{"index": {"refresh_interval": "-1"}}` (nested, dotted or without `index.`); settings fixed at creation (shards, translog) are a 400 naming them.',
+          tags: ['index'],
+          requestParams: { path: indexParam },
+          requestBody: { content: json(z.record(z.string(), z.unknown())) },
+          responses: { '200': { description: 'Changed', content: json(z.object({ acknowledged: z.boolean() })) }, ...errors('400', '404', '405') },
+        },
+      },
       '/_mapping': {
         get: {
           operationId: 'getMappings',
