@@ -42,6 +42,7 @@ import { Mapping } from '../../segments/document/Mapping.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { shortestFloat32 } from '../../query/fetch/FetchPhase.js';
 import { summarize } from './benchData.js';
+import { mulberry32 } from '../gen/Rng.js';
 import { ColdServer } from './coldServer.js';
 
 const { values } = parseArgs({
@@ -666,16 +667,4 @@ function vectorJson(v: Float32Array): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** A small seeded PRNG (mulberry32): the same `--seed` sends the same writes and kill delays. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
