@@ -330,8 +330,11 @@ describe("IndexWriter's versions (Elasticsearch's _seq_no and _version)", () => 
     expect(() => writer.updateDocument('a', doc(5), { ifSeqNo: 2, ifPrimaryTerm: 1 })).toThrow(/required seqNo \[2\].*current document has seqNo \[3\]/);
     expect(writer.updateDocument('a', doc(5), { ifSeqNo: 3, ifPrimaryTerm: 1 })).toEqual({ result: 'updated', seqNo: 4, version: 4 });
     expect(writer.deleteDocument('b')).toEqual({ result: 'deleted', seqNo: 5, version: 2 });
-    expect(writer.deleteDocument('b')).toEqual({ result: 'not_found', seqNo: 6, version: 1 });
+    // A deleted id's version is remembered for 60 s (Elasticsearch's delete tombstones, index.gc_deletes).
+    expect(writer.deleteDocument('b')).toEqual({ result: 'not_found', seqNo: 6, version: 3 });
     expect(() => writer.deleteDocument('zz', { ifSeqNo: 0 })).toThrow(/no document was found/);
+    expect(writer.updateDocument('b', doc(2), { opType: 'create' })).toEqual({ result: 'created', seqNo: 7, version: 4 }); // continues from the tombstone
+    expect(writer.deleteDocument('b')).toMatchObject({ result: 'deleted', version: 5 });
     await writer.close();
 
     writer = await openIndexWriter(dir);
@@ -340,7 +343,7 @@ describe("IndexWriter's versions (Elasticsearch's _seq_no and _version)", () => 
     expect(JSON.parse(new TextDecoder().decode(a.source))).toEqual({ title: 'doc 5', color: 'blue', rank: 5 });
     expect(Array.from(a.vector)).toEqual(vector(5).map(Math.fround));
     expect(writer.getDocument('b')).toBeNull();
-    expect(writer.updateDocument('c', doc(6))).toMatchObject({ seqNo: 7, version: 1 });
+    expect(writer.updateDocument('c', doc(6))).toMatchObject({ seqNo: 9, version: 1 });
     await writer.close();
   });
 });

@@ -111,6 +111,8 @@ export class VersionConflictError extends Error {
 export const PRIMARY_TERM = 1;
 
 export const DEFAULT_RAM_BUFFER_BYTES = 64 * 1024 * 1024;
+/** How long a deleted id's version is remembered (Elasticsearch's `index.gc_deletes`, 60 s). */
+export const GC_DELETES_MS = 60_000;
 /** Writes wait once the segments exceed the merge policy's budget by this many merges' worth (Lucene's merge scheduler stalls at 5 pending merges, maxMergeCount). */
 export const MAX_MERGE_DEBT_MERGES = 5;
 export const DEFAULT_SYNC_INTERVAL_MS = 5_000;
@@ -176,6 +178,8 @@ interface Flushing {
  */
 export class IndexWriter {
   private buffer = new Map<string, BufferedDoc>();
+  /** Versions of recently deleted ids and when they were deleted, oldest first (Elasticsearch's delete tombstones). */
+  private readonly tombstones = new Map<string, { readonly version: number; readonly at: number }>();
   private bufferBytes = 0;
   /** Buffers taken for flushes that have not finished, oldest first. */
   private readonly flushing: Flushing[] = [];
@@ -240,8 +244,10 @@ export class IndexWriter {
     for (const op of ops) {
       if (op.seqNo <= checkpoint) continue;
       this.seqNo = Math.max(this.seqNo, op.seqNo);
-      if (op.kind === 'delete') this.deleteId(op.id, op.seqNo);
-      else this.applyIndex(op.id, { ...this.parseStored(op.source, op.vector), seqNo: op.seqNo, version: op.version });
+      if (op.kind === 'delete') {
+        this.deleteId(op.id, op.seqNo);
+        this.bury(op.id, op.version);
+      } else this.applyIndex(op.id, { ...this.parseStored(op.source, op.vector), seqNo: op.seqNo, version: op.version });
     }
     if (ops.length > 0 || cutBytes > 0) await this.commitNow({}, true);
   }
@@ -393,7 +399,8 @@ export class IndexWriter {
     const parsed = this.parse(doc, options.source);
     const current = this.currentVersion(id);
     checkExpectations(id, current, options);
-    const written: BufferedDoc = { ...parsed, seqNo: ++this.seqNo, version: (current?.version ?? 0) + 1 };
+    const written: BufferedDoc = { ...parsed, seqNo: ++this.seqNo, version: (current?.version ?? this.deletedVersion(id)) + 1 };
+    this.tombstones.delete(id);
     this.translog.add({ kind: 'index', seqNo: written.seqNo, version: written.version, id, source: written.source, vector: written.vector });
     this.applyIndex(id, written);
     this.maybeCommit();
@@ -407,9 +414,10 @@ export class IndexWriter {
     const current = this.currentVersion(id);
     checkExpectations(id, current, options);
     const seqNo = ++this.seqNo;
-    const version = (current?.version ?? 0) + 1;
+    const version = (current?.version ?? this.deletedVersion(id)) + 1;
     this.translog.add({ kind: 'delete', seqNo, version, id });
     this.deleteId(id, seqNo);
+    this.bury(id, version);
     return { result: current === null ? 'not_found' : 'deleted', seqNo, version };
   }
 
@@ -463,6 +471,26 @@ export class IndexWriter {
   /** Whether a live document has this id (buffered, flushed or committed). */
   hasDocument(id: string): boolean {
     return this.currentVersion(id) !== null;
+  }
+
+  /**
+   * The version an id deleted in the last GC_DELETES_MS had (0 for any other absent id): an id
+   * indexed again soon after a delete continues from it, as Elasticsearch keeps delete tombstones
+   * for `index.gc_deletes` (60 s), so `_version` never goes back while clients may still compare.
+   */
+  private deletedVersion(id: string): number {
+    return this.tombstones.get(id)?.version ?? 0;
+  }
+
+  /** Records the tombstone of a delete and drops those past GC_DELETES_MS (the map is in deletion order). */
+  private bury(id: string, version: number): void {
+    const now = Date.now();
+    this.tombstones.delete(id);
+    this.tombstones.set(id, { version, at: now });
+    for (const [old, t] of this.tombstones) {
+      if (now - t.at < GC_DELETES_MS) break;
+      this.tombstones.delete(old);
+    }
   }
 
   /** The live doc's seqNo and version, or null. */
