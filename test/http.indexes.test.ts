@@ -231,6 +231,24 @@ describe('a server of many indexes (--data)', () => {
     expect((await call('DELETE', '/crashed')).status).toBe(200);
   }, 60_000);
 
+  it('serves the last commit of an index another process holds, and answers its writes 409', async () => {
+    const second = await DataDirectory.open(root, deps); // the first server still holds every writer
+    try {
+      expect(logs.some((l) => /\[books\]: serving the last commit without its translog/.test(l))).toBe(true);
+      const other = await startServer(second, { host: '127.0.0.1', port: 0, warmUpRequests: 0 }, { log: () => {} });
+      try {
+        const got = await fetch(`${other.url}/books/_doc/b5`);
+        expect(((await got.json()) as { found: boolean }).found).toBe(true);
+        const write = await fetch(`${other.url}/books/_doc/x`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ embedding: vector(1) }) });
+        expect(write.status).toBe(409);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await second.close();
+    }
+  });
+
   it('routes /_bulk items without _index to the only index, and refuses them when there are several', async () => {
     const one = await call('POST', '/_bulk', undefined);
     expect(one.status).toBe(400); // empty body

@@ -12,6 +12,7 @@ import type { OpenIndexWriterOptions } from '../api/openIndexWriter.js';
 import type { IndexWriter } from '../../segments/index/IndexWriter.js';
 import { listCommitGenerations, readLatestCommit } from '../../segments/index/CommitPoint.js';
 import { TRANSLOG_GENERATION_KEY } from '../../segments/index/IndexWriter.js';
+import { LockObtainFailedException } from '../../segments/store/DirectoryLock.js';
 import { HttpError } from './errors.js';
 import { resolveIndex, servedIndex, updateServedSettings, type IndexCatalog, type ServedIndex } from './IndexCatalog.js';
 import { INDEX_SETTINGS_KEY, checkIndexName, decodeIndexSettings, encodeIndexSettings, invalidIndexName, parseCreateIndex, type IndexSettings } from './IndexSettings.js';
@@ -46,7 +47,16 @@ export async function openServedIndex(dir: string, name: string, deps: ServedInd
   // and gets answer with each doc's real _version and _seq_no. An index only built gets its
   // writer at the first write (a rebuild in place needs the directory's lock).
   const generation = commit?.userData.get(TRANSLOG_GENERATION_KEY);
-  const recovered = generation !== undefined ? await openWriter() : null;
+  const recovered =
+    generation === undefined
+      ? null
+      : await openWriter().catch((e: unknown) => {
+          // Another process holds the directory (a second server, a build): serve the last commit;
+          // writes answer 409 until it lets go, as before the writer was opened at start.
+          if (!(e instanceof LockObtainFailedException)) throw e;
+          deps.log(`prescore serve: [${name}]: serving the last commit without its translog: ${e.message}`);
+          return null;
+        });
   const reopen = () => deps.openIndex(dir, name);
   let index: ReopeningIndex;
   try {
