@@ -35,7 +35,8 @@ export interface ServedIndexDeps {
 
 /**
  * Serves the prescore index in `dir` as `name`: reopened at each refresh, taking writes through
- * an IndexWriter opened at the first one, with the settings its commit holds.
+ * its IndexWriter (opened now for an index a writer has written, else at the first write), with
+ * the settings its commit holds.
  */
 export async function openServedIndex(dir: string, name: string, deps: ServedIndexDeps): Promise<ServedIndex> {
   const commit = existsSync(dir) && listCommitGenerations(dir).length > 0 ? readLatestCommit(dir) : null;
