@@ -19,8 +19,9 @@ export interface Reopenable {
 }
 
 /**
- * The served index's write side: its IndexWriter, opened at the first write (so a server that is
- * only searched never takes the directory's write lock, and a rebuild in place still works), and
+ * The served index's write side: its IndexWriter, opened at the first write (so a server of an
+ * index that was only built never takes the directory's write lock, and a rebuild in place still
+ * works) or adopted at start (an index a writer has written replays its translog then), and
  * refreshes that make writes searchable (commit, then reopen the served reader: Lucene's
  * SearcherManager after an IndexWriter commit). A refresh runs every `refreshIntervalMs` when
  * something was written and the index was searched in the last 30 s, and on demand
