@@ -145,13 +145,11 @@ interface SegmentSource {
   read(doc: number): StoredDoc;
 }
 
-class MemorySource implements SegmentSource {
+/** A segment written by this writer: its ids in doc order, held in memory until its commit. */
+abstract class InMemoryIds {
   private readonly byId: Map<string, number>;
 
-  constructor(
-    private readonly ids: readonly string[],
-    private readonly docs: readonly StoredDoc[],
-  ) {
+  constructor(private readonly ids: readonly string[]) {
     this.byId = new Map(ids.map((id, doc) => [id, doc]));
   }
 
@@ -161,6 +159,15 @@ class MemorySource implements SegmentSource {
 
   docForId(id: string): number {
     return this.byId.get(id) ?? -1;
+  }
+}
+
+class MemorySource extends InMemoryIds implements SegmentSource {
+  constructor(
+    ids: readonly string[],
+    private readonly docs: readonly StoredDoc[],
+  ) {
+    super(ids);
   }
 
   version(doc: number): DocVersion {
@@ -214,23 +221,14 @@ class ReaderSource implements SegmentSource {
   }
 }
 
-class MergedSource implements SegmentSource {
-  private readonly byId: Map<string, number>;
+class MergedSource extends InMemoryIds implements SegmentSource {
   private readonly readers = new Map<SegmentReader, ReaderSource>();
 
   constructor(
-    private readonly ids: readonly string[],
+    ids: readonly string[],
     private readonly sources: readonly { readonly segment: SegmentReader; readonly doc: number }[],
   ) {
-    this.byId = new Map(ids.map((id, doc) => [id, doc]));
-  }
-
-  id(doc: number): string {
-    return this.ids[doc]!;
-  }
-
-  docForId(id: string): number {
-    return this.byId.get(id) ?? -1;
+    super(ids);
   }
 
   version(doc: number): DocVersion {

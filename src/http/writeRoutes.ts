@@ -57,11 +57,12 @@ export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
   /** The named index's writer; a 429 (after reading the body) when its indexing memory is over its bound. */
   const writerFor = async (target: string | undefined, c: Context): Promise<Writing> => {
     const writing = await writingOn(resolveIndex(catalog, target));
-    if (writing.writer.overloaded) {
+    const refusal = shed(writing);
+    if (refusal !== null) {
       // Read the body before answering: a server that answers mid-upload closes the connection, and
       // the client sees a broken pipe instead of the 429 it can retry on.
       await c.req.raw.arrayBuffer().catch(() => {});
-      throw overloaded(writing);
+      throw refusal;
     }
     return writing;
   };
@@ -134,7 +135,7 @@ export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
       if (w === undefined) {
         try {
           const writing = await writingOn(resolveIndex(catalog, index));
-          w = writing.writer.overloaded ? overloaded(writing) : writing;
+          w = shed(writing) ?? writing;
         } catch (e) {
           if (!(e instanceof HttpError)) throw e;
           w = e;
@@ -193,9 +194,13 @@ async function writingOn(served: ServedIndex): Promise<Writing> {
   return { name: served.name, writes: served.writes, writer: await served.writes.writer() };
 }
 
-/** Elasticsearch's 429 for a write to an index over its indexing bound (documents not yet in segments, or merge debt). */
-function overloaded({ name, writer }: Writing): HttpError {
+/**
+ * Elasticsearch's 429 for a write to an index over its indexing bound (documents not yet in
+ * segments, or merge debt), having started what the index waits for; null when it is within it.
+ */
+function shed({ name, writer }: Writing): HttpError | null {
   const why = writer.backpressure;
+  if (why === null) return null;
   writer.catchUp();
   return new HttpError(429, 'es_rejected_execution_exception', `rejected execution of a write on [${name}]: ${why}; retry later`, {}, { 'Retry-After': '1' });
 }
