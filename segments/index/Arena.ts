@@ -7,12 +7,15 @@ import type { ArenaRef, ResidentSegment, SegmentHandle } from './SegmentHandle.j
 
 /**
  * Arenas: the shared WebAssembly memories that hold an open index's first-phase data once per
- * process. A segment's 1-bit records (as in its `.veq`), its HNSW graph (ResidentGraph layout:
- * level 0 as 2M + 1 ints per node, upper levels with their sorted nodes) and its live-ords bitset
- * lie back to back in one arena; a segment never straddles two. Every executor worker imports
- * the same memories (Kernels.attach) and claims a small scratch region of its own at the end of
- * each (visit stamps, heaps, query planes), so N workers cost the data once plus N scratch
- * regions. wasm32 addresses 4 GiB, so an index holds as many arenas as it needs.
+ * process. A segment's 1-bit records (as in its `.veq`) and its HNSW graph (ResidentGraph layout:
+ * level 0 as 2M + 1 ints per node, upper levels with their sorted nodes) lie back to back in one
+ * arena; a segment never straddles two. What is in an arena never changes, so readers of later
+ * commits share the segments they keep (ResidentCores); the live-ords bitset, which a commit
+ * with deletions changes, is each thread's own copy in its scratch (WorkerSegments). Every
+ * executor worker imports the same memories (Kernels.attach) and claims a small scratch region
+ * of its own at the end of each (visit stamps, heaps, query planes, live ords), so N workers cost
+ * the data once plus N scratch regions. wasm32 addresses 4 GiB, so an index holds as many arenas
+ * as it needs.
  *
  * Layout of an arena: [0, 64) never used (pointer 0 = none) | segment blocks, each 64-byte
  * aligned | workers' scratch regions (grown at first use).
@@ -50,7 +53,7 @@ export interface ArenaPlan {
 export interface ResidentBytes {
   /** 1-bit records (the `.veq` data). */
   readonly codes: number;
-  /** Neighbour lists of every level, upper levels' node lists and live-ords bitsets. */
+  /** Neighbour lists of every level and upper levels' node lists. */
   readonly graphs: number;
   /** Scratch one worker claims over all the arenas. */
   readonly scratchPerWorker: number;
@@ -66,18 +69,20 @@ export function planArenas(handles: readonly SegmentHandle[], options: ArenaPlan
   let maxNodes = 0;
   let maxStride = 0;
   let segmentsWithData = 0;
+  let liveBytes = 0;
   for (const s of shapes) {
     if (!s) continue;
     segmentsWithData++;
     maxNodes = Math.max(maxNodes, s.nodes);
     maxStride = Math.max(maxStride, s.stride);
+    liveBytes += s.liveBytes;
   }
   const first = handles.find((h) => h.quantized !== null);
   const dims = first?.dims ?? 0;
   const codeBytes = first?.quantized?.codeBytes ?? 0;
   // Upper bound of one worker's scratch in an arena holding every segment (the estimate sizes
   // the first region; a worker that needs more grows the arena again).
-  const scratch = pageCeil(scratchBytes(maxNodes, maxStride, dims, codeBytes, segmentsWithData));
+  const scratch = pageCeil(scratchBytes(maxNodes, maxStride, dims, codeBytes, segmentsWithData) + liveBytes);
   const reserve = (Math.max(1, options.threads) + 2) * scratch;
   const budget = Math.min(options.arenaBytes ?? Infinity, MAX_ARENA_BYTES - reserve - ARENA_BASE);
   if (!(budget > 0)) throw new RangeError(`arena budget of ${options.arenaBytes} bytes leaves no room for segment data`);
@@ -99,22 +104,21 @@ export function planArenas(handles: readonly SegmentHandle[], options: ArenaPlan
     const records = at;
     const graphAt = align64(records + s.codes);
     const graph = s.graph ? layOutGraph(graphAt, s.nodes, s.stride, s.graph.entryNode, s.graph.upper) : null;
-    const live = s.live > 0 ? graphAt + s.graphBytes : 0;
-    at = align64(graphAt + s.graphBytes + s.live);
+    at = align64(graphAt + s.graphBytes);
     arenas[arena].dataBytes = at;
     codes += s.codes;
-    graphs += s.graphBytes + s.live;
-    return { arena, records, graph, live, bytes: { codes: s.codes, graph: s.graphBytes + s.live } };
+    graphs += s.graphBytes;
+    return { arena, records, graph, bytes: { codes: s.codes, graph: s.graphBytes } };
   });
   return { arenas, placements, bytes: { codes, graphs, scratchPerWorker: scratch * arenas.length, arenas: arenas.length } };
 }
 
-/** Creates the plan's shared memories and gives each handle its residency (nothing is read yet). */
-export function createArenas(indexId: number, handles: readonly SegmentHandle[], plan: ArenaPlan): { arenas: ArenaRef[]; handles: SegmentHandle[] } {
+/** Creates the plan's shared memories (released together under `releaseId`) and gives each handle its residency (nothing is read yet). */
+export function createArenas(releaseId: number, handles: readonly SegmentHandle[], plan: ArenaPlan): { arenas: ArenaRef[]; handles: SegmentHandle[] } {
   const arenas = plan.arenas.map(
     (a, ordinal): ArenaRef => ({
-      key: `${indexId}.${ordinal}`,
-      indexId,
+      key: `${releaseId}.${ordinal}`,
+      releaseId,
       memory: newArenaMemory(a.dataBytes),
       dataBytes: a.dataBytes,
       scratchBytes: a.scratchBytes,
@@ -137,7 +141,7 @@ export function privateArena(handle: SegmentHandle, key: string): SegmentHandle 
   const a = plan.arenas[0];
   const arena: ArenaRef = {
     key,
-    indexId: handle.indexId,
+    releaseId: handle.indexId,
     memory: newArenaMemory(a.dataBytes),
     dataBytes: a.dataBytes,
     scratchBytes: a.scratchBytes,
@@ -163,7 +167,8 @@ interface SegmentShape {
   readonly stride: number;
   readonly graph: { readonly entryNode: number; readonly upper: { count: number; stride: number }[] } | null;
   readonly graphBytes: number;
-  readonly live: number;
+  /** The live-ords copy each thread keeps in its scratch (0: every ord live). */
+  readonly liveBytes: number;
   readonly bytes: number;
 }
 
@@ -171,7 +176,7 @@ function segmentShape(handle: SegmentHandle): SegmentShape | null {
   const q = handle.quantized;
   if (!q || q.count === 0) return null;
   const codes = q.count * q.recordBytes;
-  const live = handle.liveOrds ? 4 * handle.liveOrds.length : 0;
+  const liveBytes = handle.liveOrds ? align64(4 * handle.liveOrds.length) : 0;
   let graph: SegmentShape['graph'] = null;
   let nodes = 0;
   let stride = 0;
@@ -188,7 +193,7 @@ function segmentShape(handle: SegmentHandle): SegmentShape | null {
       graphBytes = residentGraphBytes(nodes, stride, upper);
     }
   }
-  return { codes, nodes, stride, graph, graphBytes, live, bytes: align64(codes) + graphBytes + align64(live) + 64 };
+  return { codes, nodes, stride, graph, graphBytes, liveBytes, bytes: align64(codes) + graphBytes + 64 };
 }
 
 /**

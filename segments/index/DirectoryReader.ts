@@ -215,8 +215,9 @@ class PrescoreSegmentReader implements SegmentReader {
     const documents = openDocuments(dir, info, files);
     // Prescore segments are dense (ord = doc), so the live docs are the live ords too.
     const liveDocs = info.delGen === -1 ? null : shared(readLiveWords(info, files));
+    const core = `${dir}#${info.name}#${idToString(info.id)}`;
     const handle: SegmentHandle = {
-      key: `${indexId}#${dir}#${info.name}#${idToString(info.id)}`,
+      key: `${indexId}#${core}`,
       indexId,
       name: info.name,
       maxDoc: info.maxDoc,
@@ -239,6 +240,7 @@ class PrescoreSegmentReader implements SegmentReader {
       graph: vem && vex ? { vem, vex, segmentId: info.id, suffix: info.suffix, fieldNumber } : null,
       liveOrds: liveDocs,
       resident: null,
+      coreKey: core,
     };
     return new PrescoreSegmentReader(
       info.name,

@@ -34,13 +34,23 @@ export interface SegmentHandle {
    * (a reader searched without openIndex, e.g. in tests).
    */
   readonly resident: ResidentSegment | null;
+  /**
+   * Names the segment's immutable data (its files, not its live docs) across readers: readers
+   * whose segments have equal keys share one resident copy of its codes and graph (Lucene's
+   * SegmentCoreReaders, shared by the readers `openIfChanged` returns). Null: never shared.
+   */
+  readonly coreKey: string | null;
 }
 
 /** A shared WebAssembly memory holding whole segments (see Arena.ts); structured-cloneable. */
 export interface ArenaRef {
-  /** Unique in the process: `${indexId}.${ordinal}`. */
+  /** Unique in the process: `${releaseId}.${ordinal}`. */
   readonly key: string;
-  readonly indexId: number;
+  /**
+   * The id whose release (releaseBoard) makes every thread drop its instance over this arena:
+   * published once no open reader holds a segment in it (ResidentCores).
+   */
+  readonly releaseId: number;
   readonly memory: WasmMemory;
   /** Bytes of segment data at the start of the memory; workers' scratch regions follow. */
   readonly dataBytes: number;
@@ -54,8 +64,6 @@ export interface ResidentSegment {
   /** Record 0 of the 1-bit codes (count x recordBytes, as in the `.veq`). */
   readonly records: number;
   readonly graph: ResidentGraphLayout | null;
-  /** The live-ords bitset (the handle's liveOrds copied into the arena); 0: every ord live. */
-  readonly live: number;
   readonly bytes: { readonly codes: number; readonly graph: number };
 }
 

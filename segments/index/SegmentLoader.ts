@@ -13,7 +13,7 @@ export interface SegmentLoadResult {
  * Fills a segment's place in its arena (handle.resident) from its files, in O(files) reads:
  * the `.veq` streams front to back with its records landing straight in the arena; the `.vex`
  * is mapped and its neighbour lists decoded into the arena's layout in one pass (file-backed
- * pages, no anonymous copy of the file); the live-ords bitset is copied. The CRC32 footer of both files is checked as they
+ * pages, no anonymous copy of the file). The CRC32 footer of both files is checked as they
  * stream in, so a flipped byte fails here with a CorruptIndexException naming the file instead
  * of changing results. Runs on any thread (an executor task at open); the arena is shared, so
  * only this segment's bytes are written.
@@ -48,7 +48,6 @@ export function loadResidentSegment(handle: SegmentHandle): SegmentLoadResult {
     });
     bytesRead += g.vex.length + g.vem.length;
   }
-  if (handle.liveOrds && r.live !== 0) new Uint32Array(buffer, r.live, handle.liveOrds.length).set(handle.liveOrds);
   return { bytesRead, ms: performance.now() - t0 };
 }
 

@@ -18,6 +18,8 @@ export interface LoadedSegment {
   readonly handle: SegmentHandle;
   readonly kernels: Kernels;
   readonly planesPtr: number;
+  /** This thread's copy of the live-ords bitset in its scratch (0: every ord live). */
+  readonly livePtr: number;
   readonly quantizer: QueryQuantizer;
   readonly scorer: BinaryQuantizedScorer | null;
   /** The graph search (upper levels and level 0 in the arena); null: exhaustive scan. */
@@ -42,7 +44,7 @@ export function knownSegment(key: string): SegmentHandle | undefined {
   return known.get(key);
 }
 /** This thread's kernels instance per arena it has searched. */
-const arenaKernels = new Map<string, { readonly indexId: number; readonly kernels: Promise<Kernels> }>();
+const arenaKernels = new Map<string, { readonly releaseId: number; readonly kernels: Promise<Kernels> }>();
 
 /**
  * Opens a segment in this worker on first sight and keeps it. The data is the arena's (loaded
@@ -66,7 +68,7 @@ function kernelsFor(arena: ArenaRef): Promise<Kernels> {
   let entry = arenaKernels.get(arena.key);
   if (!entry) {
     const kernels = Kernels.attach(arena.memory, { scratchBytes: arena.scratchBytes });
-    entry = { indexId: arena.indexId, kernels };
+    entry = { releaseId: arena.releaseId, kernels };
     arenaKernels.set(arena.key, entry);
     kernels.catch(() => arenaKernels.delete(arena.key));
   }
@@ -78,7 +80,7 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
   const sim = VectorSimilarityFunction.fromOrdinal(handle.similarity);
   if (!q || q.count === 0) {
     const k = await threadKernels();
-    return { handle, kernels: k, planesPtr: 0, quantizer: new QueryQuantizer(sim, handle.dims), scorer: null, graph: null };
+    return { handle, kernels: k, planesPtr: 0, livePtr: 0, quantizer: new QueryQuantizer(sim, handle.dims), scorer: null, graph: null };
   }
   let seg = handle;
   if (!seg.resident) {
@@ -106,8 +108,16 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
       centroidDP: q.centroidDP,
     });
     undo.push(() => scorer.release());
-    const graph = r.graph ? ResidentGraphSearcher.attach(k, records, r.graph, { bits: handle.liveOrds, ptr: r.live }) : null;
-    return { handle: seg, kernels: k, planesPtr, quantizer, scorer, graph };
+    // The arena's data is shared by every reader of the segment; the live ords are this reader's.
+    let livePtr = 0;
+    if (handle.liveOrds && r.graph) {
+      const live = handle.liveOrds;
+      livePtr = k.alloc(4 * live.length, 64);
+      undo.push(() => k.free(livePtr));
+      k.i32().set(new Int32Array(live.buffer, live.byteOffset, live.length), livePtr >>> 2);
+    }
+    const graph = r.graph ? ResidentGraphSearcher.attach(k, records, r.graph, { bits: handle.liveOrds, ptr: livePtr }) : null;
+    return { handle: seg, kernels: k, planesPtr, livePtr, quantizer, scorer, graph };
   } catch (e) {
     for (const step of undo.reverse()) step();
     throw e;
@@ -124,6 +134,7 @@ onIndexReleased((indexId) => {
         if (s.handle.indexId !== indexId) return;
         loaded.delete(key);
         s.graph?.release();
+        if (s.livePtr !== 0) s.kernels.free(s.livePtr);
         s.quantizer.release();
         if (s.scorer) {
           s.scorer.release();
@@ -133,5 +144,5 @@ onIndexReleased((indexId) => {
       () => {},
     );
   }
-  for (const [key, entry] of arenaKernels) if (entry.indexId === indexId) arenaKernels.delete(key);
+  for (const [key, entry] of arenaKernels) if (entry.releaseId === indexId) arenaKernels.delete(key);
 });

@@ -265,8 +265,10 @@ class LuceneSegmentReader implements SegmentReader {
       if (numVectors < size) liveOrds = shared(bits);
     }
     const q = sidecar?.entry;
+    // The sidecar's checksum is part of the segment's identity: a rebuilt sidecar is other codes.
+    const core = `lucene:${realDir}#${field.name}#${seg.name}#${idToString(seg.id)}#${sidecar ? sidecar.checksum.toString(16) : luceneGraph ? 'in-place' : 'none'}`;
     const handle: SegmentHandle = {
-      key: `${indexId}#lucene:${realDir}#${field.name}#${seg.name}#${idToString(seg.id)}#${sidecar ? sidecar.checksum.toString(16) : luceneGraph ? 'in-place' : 'none'}`,
+      key: `${indexId}#${core}`,
       indexId,
       name: seg.name,
       maxDoc: seg.maxDoc,
@@ -294,6 +296,7 @@ class LuceneSegmentReader implements SegmentReader {
       graph: sidecar?.graph ? { vem: sidecar.graph.vem, vex: sidecar.graph.vex, segmentId: sidecar.id, suffix: sidecar.suffix, fieldNumber: flat!.field.fieldNumber } : luceneGraph,
       liveOrds,
       resident: null,
+      coreKey: core,
     };
     return new LuceneSegmentReader(
       index,

@@ -205,7 +205,7 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
       await Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
     }
   } catch (e) {
-    executor.releaseIndex(reader.id);
+    release(executor, reader.id, resident);
     if (openCount === 0) await Executor.shutdown();
     throw e;
   }
@@ -214,8 +214,29 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     firstPhase: options.firstPhase ?? 'codes',
     lookahead: options.lookahead ?? DEFAULT_GRAPH_LOOKAHEAD,
   });
-  await warmUp(index, resident ? resident.reader : reader, executor.threads);
+  const warmed = warmedUp.get(executor) ?? new Set<FirstPhase>();
+  const firstPhase = options.firstPhase ?? 'codes';
+  if (!warmed.has(firstPhase)) {
+    await warmUp(index, resident ? resident.reader : reader, executor.threads);
+    warmed.add(firstPhase);
+    warmedUp.set(executor, warmed);
+  }
   return index;
+}
+
+/**
+ * The first phases whose warm-up each executor's workers (and this thread) have run: it compiles
+ * code, so it is needed once per pool, not per open. A refresh reopens the index every second
+ * while writes come, and would pay its warm-up searches (4 rounds) on each.
+ */
+const warmedUp = new WeakMap<Executor, Set<FirstPhase>>();
+
+/** Frees what `readerId` and its resident segments hold on every thread (the reader's state first, then arenas no open index holds). */
+function release(executor: Executor | null, readerId: number, resident: ResidentIndex | null): void {
+  const arenas = resident?.release() ?? [];
+  if (!executor) return;
+  executor.releaseIndex(readerId);
+  for (const id of arenas) executor.releaseIndex(id);
 }
 
 /**
@@ -437,8 +458,9 @@ class SearchableIndex implements VectorIndex {
     // before the pool is destroyed (an answer after that is an error in the pool).
     await this.searcher.takenBack.drained();
     this.reader.close();
-    // Workers free this index's codes, graphs and mappings; the last open index takes the pool with it.
-    if (Executor.exists()) Executor.get().releaseIndex(this.reader.id);
+    // Workers free this index's per-segment state and mappings, and the arenas of segments no
+    // open index shares; the last open index takes the pool with it.
+    release(Executor.exists() ? Executor.get() : null, this.reader.id, this.resident);
     if (--openCount === 0) await Executor.shutdown();
   }
 }
