@@ -30,7 +30,36 @@ export interface CallerThread {
  * callback that was ready: one turn lets every readable socket be read, not only one.
  */
 function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  waitingTurns++;
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      waitingTurns--;
+      resolve();
+    }),
+  );
+}
+
+/** Searches that asked for a turn of the calling thread and have not had it yet. */
+let waitingTurns = 0;
+
+/**
+ * How long other work on the calling thread (a `_bulk` between its items) steps aside at most
+ * while searches wait for their turns, in milliseconds: writes still move while searches come
+ * back to back.
+ */
+export const MAX_STEP_ASIDE_MS = 20;
+
+/**
+ * For work that shares the calling thread with searches but is not one (a `_bulk` between its
+ * items): one turn of the event loop, then more turns while a search waits for one, for up to
+ * MAX_STEP_ASIDE_MS. Without it a search on the calling thread, which turns every
+ * TURN_BUDGET_MS, waited behind a slice of every `_bulk` running at each of its turns: while
+ * 40k x 768 docs went in through `_bulk`, a search took p50 48 ms against 11 ms idle.
+ */
+export async function stepAsideForSearches(): Promise<void> {
+  const start = performance.now();
+  do await new Promise((resolve) => setImmediate(resolve));
+  while (waitingTurns > 0 && performance.now() - start < MAX_STEP_ASIDE_MS);
 }
 
 /** A calling thread with nothing else to do but its own event loop's I/O: always free, turns by setImmediate. */
