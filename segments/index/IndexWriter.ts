@@ -1,3 +1,4 @@
+import { deferringSync, syncFiles } from '../store/DeferredSync.js';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DocumentError, DocumentParser } from '../document/DocumentParser.js';
@@ -202,6 +203,8 @@ export class IndexWriter {
   private mergeFailure: unknown = null;
   /** The files of the running merge's new segment: no commit names them yet, and no commit may delete them. */
   private readonly mergingFiles = new Set<string>();
+  /** Files of flushed and merged segments written on this thread and not fsynced yet: the next commit syncs them (DeferredSync). */
+  private readonly unsynced = new Set<string>();
   private readonly syncTimer: NodeJS.Timeout | null;
   /** What opening replayed from the translog: ops read and bytes of a torn tail cut. */
   recovered: { readonly ops: number; readonly cutBytes: number } = { ops: 0, cutBytes: 0 };
@@ -543,6 +546,9 @@ export class IndexWriter {
     // queued after this commit have taken from the buffer: their segments are written now.
     for (const taken of [...this.flushing]) await this.writeSegment(taken);
     await this.translog.sync();
+    // The files this thread wrote unsynced (DeferredSync), before the commit names them: none
+    // may be left when commitFlushed (synchronous) runs, including any a merge closed meanwhile.
+    while (this.unsynced.size > 0) await syncFiles(this.unsynced);
     const generation = this.commitFlushed(checkpoint, {
       ...userData,
       [TRANSLOG_UUID_KEY]: idToString(this.translog.uuid),
@@ -643,7 +649,7 @@ export class IndexWriter {
           }
         }
       }
-      const { info, build } = writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8)));
+      const { info, build } = deferringSync(this.unsynced, () => writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8))));
       await this.services.buildSegment(build);
       await this.serialized(async () => {
         const olds = names.map(current);
@@ -824,7 +830,7 @@ export class IndexWriter {
     const writer = new SegmentWriter(this.settings, `_${(this.nextSegment++).toString(36)}`);
     try {
       for (const [id, d] of taken.docs) writer.addDocument(id, d.vector, d.doc, d);
-      const { info, build } = writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8)));
+      const { info, build } = deferringSync(this.unsynced, () => writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8))));
       await this.services.buildSegment(build);
       const segment = WriterSegment.flushed(info, [...taken.docs.keys()], [...taken.docs.values()]);
       for (const [id, seqNo] of taken.deleted) segment.delete(segment.docForId(id), seqNo);

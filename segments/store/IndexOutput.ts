@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { deferSync } from './DeferredSync.js';
 import { crc32 } from 'node:zlib';
 import { DataOutput } from './DataOutput.js';
 
@@ -63,11 +64,11 @@ export class IndexOutput extends DataOutput {
     this.used = 0;
   }
 
-  /** Flushes, fsyncs and closes. */
+  /** Flushes, fsyncs (unless a deferringSync scope defers it) and closes. */
   close(): void {
     if (this.closed) return;
     this.flush();
-    fsyncSync(this.fd);
+    if (!deferSync(this.path)) fsyncSync(this.fd);
     closeSync(this.fd);
     this.closed = true;
   }

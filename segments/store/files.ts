@@ -1,14 +1,19 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { deferSync } from './DeferredSync.js';
 
-/** Creates `path` (failing if it exists), writes `bytes`, fsyncs and closes. */
+/** Creates `path` (failing if it exists), writes `bytes`, fsyncs (unless a deferringSync scope defers it) and closes. */
 export function writeFileAtomicallyNoReplace(path: string, bytes: Uint8Array): void {
+  writeNoReplace(path, bytes, true);
+}
+
+function writeNoReplace(path: string, bytes: Uint8Array, mayDefer: boolean): void {
   const fd = openSync(path, 'wx');
   try {
     let done = 0;
     while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
-    fsyncSync(fd);
+    if (!(mayDefer && deferSync(path))) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
@@ -31,7 +36,7 @@ export function fsyncDirectory(dir: string): void {
 export function publishAtomically(dir: string, name: string, bytes: Uint8Array): void {
   const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    writeFileAtomicallyNoReplace(tmp, bytes);
+    writeNoReplace(tmp, bytes, false); // synced before it is renamed into place, always
     renameSync(tmp, join(dir, name));
   } catch (e) {
     rmSync(tmp, { force: true });
