@@ -50,6 +50,27 @@ describe('IndexWrites', () => {
     await writes.close();
   });
 
+  it('a write made while a scheduled refresh runs is made searchable by the refresh right after it, not an interval later', async () => {
+    vi.useFakeTimers();
+    const { served, writes, advance } = fixture();
+    // Each reopen takes 1.5 s of the fake clock: longer than the interval.
+    const reopen = served.refresh;
+    served.refresh = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      return reopen();
+    };
+    await writes.writer();
+    writes.changed();
+    await advance(1_000); // the scheduled refresh starts
+    writes.changed(); // a write while it runs
+    await advance(1_000); // the tick finds it running and asks for the next one
+    await advance(500);
+    expect(served.refreshes).toBe(1);
+    await advance(1_500); // the next one ran right after the first, not from the tick after
+    expect(served.refreshes).toBe(2);
+    await writes.close();
+  });
+
   it('shares one refresh among concurrent requests made before it starts', async () => {
     const { served, writes } = fixture();
     await writes.writer();

@@ -59,8 +59,9 @@ export class IndexWrites {
       refreshIntervalMs === null || this.closed
         ? null
         : setInterval(() => {
-            if (this.dirty && this.running === null && !this.searchIdle)
-              this.refresh().catch((e: unknown) => this.log(`prescore serve: scheduled refresh failed: ${(e as Error).message}`));
+            // Also while a refresh runs: writes made since it started get the next one right after
+            // it, not one interval later (a refresh slower than the interval runs back to back).
+            if (this.dirty && !this.searchIdle) this.refresh().catch((e: unknown) => this.log(`prescore serve: scheduled refresh failed: ${(e as Error).message}`));
           }, refreshIntervalMs).unref();
   }
 
