@@ -1,3 +1,4 @@
+import { stepAsideForSearches } from '../../query/CallerThread.js';
 import { IndexWriter, type IndexWriterOptions } from '../../segments/index/IndexWriter.js';
 import type { TaskExecutor } from '../../query/executor/TaskExecutor.js';
 import { Executor } from '../executor/Executor.js';
@@ -24,5 +25,6 @@ export interface OpenIndexWriterOptions extends IndexWriterOptions {
  */
 export function openIndexWriter(dir: string, options: OpenIndexWriterOptions = {}): Promise<IndexWriter> {
   const { executor, ...writer } = options;
-  return IndexWriter.open(dir, { buildSegment: segmentBuilder(executor ?? Executor.get()) }, writer);
+  // Merges read and parse documents on this thread: searches waiting for it go first.
+  return IndexWriter.open(dir, { buildSegment: segmentBuilder(executor ?? Executor.get()), yieldThread: stepAsideForSearches }, writer);
 }
