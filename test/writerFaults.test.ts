@@ -13,8 +13,8 @@ import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunc
  * writer makes in this process fails with EIO at a seeded rate of 4%. Nothing may hang, a search may
  * never return a wrong hit (a document whose vector, source and id do not belong together, a
  * deleted version, or a state its id never had), and once the faults stop, the reopened index
- * holds every acknowledged write exactly. (Segment codes and graphs are built on the executor's
- * worker threads, whose writes this does not reach.)
+ * holds every acknowledged write exactly. (Segment codes and graphs, and merged segments, are
+ * written on the executor's worker threads, whose writes this does not reach.)
  */
 const faults = vi.hoisted(() => ({ rate: 0, injected: 0, state: 20261203 }));
 

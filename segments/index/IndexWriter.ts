@@ -1,4 +1,5 @@
 import { deferringSync, syncFiles } from '../store/DeferredSync.js';
+import type { SegmentMerger } from './SegmentMergeTask.js';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DocumentError, DocumentParser } from '../document/DocumentParser.js';
@@ -72,11 +73,8 @@ export type Durability = 'request' | 'async';
 /** What the writer needs from the layer above: where segment codes and graphs are built. */
 export interface IndexWriterServices {
   readonly buildSegment: SegmentBuilder;
-  /**
-   * Lets the thread's other work run between slices of a merge (default: one turn of the event
-   * loop); a server passes one that also lets searches waiting for the thread go first.
-   */
-  readonly yieldThread?: () => Promise<void>;
+  /** Where merges read, write and build their new segment (SegmentMergeTask: an executor worker). */
+  readonly mergeSegments: SegmentMerger;
 }
 
 /** What a write did (Elasticsearch's `result`, `_seq_no` and `_version` of a write response). */
@@ -132,8 +130,6 @@ export const MAX_SEQ_NO_KEY = 'max_seq_no';
 /** What a buffered doc costs beyond its vector and source (maps, arrays, its id), for the RAM accounting. */
 const BUFFERED_DOC_OVERHEAD = 200;
 const DEFAULT_FLAT_THRESHOLD = 10_000;
-/** A merge yields the thread after this much reading and parsing, in milliseconds (checked after each doc, ~20 us at 768 dims). */
-const MERGE_SLICE_MS = 2;
 /** What a doc takes on disk besides its fp32 vector and codes (graph links, ids, stored source, doc values), for the merge policy's sizes. */
 const MERGE_BYTES_PER_DOC_BEYOND_VECTORS = 200;
 /** forceMerge merges at most this many segments at once (Lucene's maxMergeAtOnceExplicit). */
@@ -621,45 +617,39 @@ export class IndexWriter {
   }
 
   /**
-   * Writes the live docs of the committed segments `names` as one new segment, through a reader
-   * of its own (commits meanwhile may close the writer's), yielding to the event loop every few
-   * hundred docs; then, in turn with flushes and commits, swaps it in for them (deletions made
-   * while it ran carried over: a segment's doc numbers never change) and commits.
+   * Merges the live docs of the committed segments `names` into one new segment on an executor
+   * worker (SegmentMergeTask: it reads, parses and writes them and builds the codes and graph),
+   * then, in turn with flushes and commits, swaps it in for them (deletions made while it ran
+   * carried over: a segment's doc numbers never change) and commits.
    */
   private async runMerge(names: readonly string[]): Promise<boolean> {
     const reader = DirectoryReader.open(this.dir);
-    const writer = new SegmentWriter(this.settings, `_${(this.nextSegment++).toString(36)}`);
-    for (const f of writer.files) this.mergingFiles.add(basename(f));
-    const current = (name: string) => this.segments.find((s) => s.info.name === name);
+    const name = `_${(this.nextSegment++).toString(36)}`;
+    const files = SegmentWriter.fileNames(this.dir, name);
+    for (const f of files) this.mergingFiles.add(basename(f));
+    const current = (segment: string) => this.segments.find((s) => s.info.name === segment);
     let published = false;
     try {
-      const ids: string[] = [];
-      const sources: { segment: SegmentReader; doc: number; name: string }[] = [];
-      let sliceStart = performance.now();
-      for (const name of names) {
-        const leaf = reader.leaves.find((l) => l.reader.name === name);
-        const live = current(name);
-        if (leaf === undefined || live === undefined) return false; // gone meanwhile (every doc deleted)
-        const segment = WriterSegment.committed(reader.commit.segments[leaf.ord]!, leaf.reader);
-        for (let doc = 0; doc < leaf.reader.maxDoc; doc++) {
-          if (!live.isLive(doc)) continue;
-          const stored = segment.read(doc);
-          const id = segment.id(doc);
-          writer.addDocument(id, stored.vector, this.parseStored(stored.source, stored.vector).doc, stored);
-          ids.push(id);
-          sources.push({ segment: leaf.reader, doc, name });
-          if (performance.now() - sliceStart >= MERGE_SLICE_MS) {
-            await (this.services.yieldThread?.() ?? new Promise((resolve) => setImmediate(resolve)));
-            sliceStart = performance.now();
-          }
-        }
+      const inputs: { name: string; live: Uint32Array | null }[] = [];
+      for (const segment of names) {
+        const live = current(segment);
+        if (!reader.leaves.some((l) => l.reader.name === segment) || live === undefined) return false; // gone meanwhile (every doc deleted)
+        inputs.push({ name: segment, live: live.liveDocs() });
       }
-      const { info, build } = deferringSync(this.unsynced, () => writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8))));
-      await this.services.buildSegment(build);
+      const result = await this.services.mergeSegments({
+        dir: this.dir,
+        name,
+        segments: inputs,
+        mapping: JSON.stringify(this.mapping.toJSON()),
+        fieldNumbers: this.settings.fieldNumbers.entries(),
+        seed: SEGMENT_SEED + this.nextSegment,
+      });
+      const leaves = names.map((segment) => reader.leaves.find((l) => l.reader.name === segment)!.reader);
+      const sources = Array.from(result.ids, (_, i) => ({ segment: leaves[result.from[2 * i]!]!, doc: result.from[2 * i + 1]!, name: names[result.from[2 * i]!]! }));
       await this.serialized(async () => {
         const olds = names.map(current);
         if (this.closed || olds.some((o) => o === undefined)) return;
-        const merged = WriterSegment.merged(info, ids, sources);
+        const merged = WriterSegment.merged(result.info, result.ids, sources);
         sources.forEach((s, i) => {
           const old = olds[names.indexOf(s.name)]!;
           if (!old.isLive(s.doc)) merged.delete(i, old.deletionSeqNo(s.doc));
@@ -669,16 +659,13 @@ export class IndexWriter {
         this.segments.splice(Math.min(at, this.segments.length), 0, merged);
         published = true;
         this.merges++;
-        this.mergedDocs += ids.length;
+        this.mergedDocs += result.ids.length;
         await this.commitNow({}, true);
       });
       return published;
     } finally {
-      if (!published) {
-        writer.abort();
-        for (const f of writer.files) rmSync(f, { force: true });
-      }
-      for (const f of writer.files) this.mergingFiles.delete(basename(f));
+      if (!published) for (const f of files) rmSync(f, { force: true });
+      for (const f of files) this.mergingFiles.delete(basename(f));
       reader.close();
     }
   }
@@ -977,7 +964,7 @@ function writeFirstCommit(dir: string, create: NewIndexOptions): void {
  * How the writer makes segments: as the commit records (SEGMENT_SETTINGS_KEY); for an index built
  * before that was kept, the build's defaults with the codes' bits and rotation of its first segment.
  */
-function segmentSettings(dir: string, reader: DirectoryReader, mapping: Mapping): SegmentSettings {
+export function segmentSettings(dir: string, reader: DirectoryReader, mapping: Mapping): SegmentSettings {
   const field = reader.field;
   const fieldNumbers = new FieldNumbers();
   for (const leaf of reader.leaves) for (const f of leaf.reader.documents?.fieldInfos.fields ?? []) fieldNumbers.assign(f.name, f.number);

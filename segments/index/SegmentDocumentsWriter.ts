@@ -58,6 +58,18 @@ export class FieldNumbers {
     return n;
   }
 
+  /** Every path numbered so far, with its number (to number another thread's segments the same way: `from`). */
+  entries(): [string, number][] {
+    return [...this.numbers];
+  }
+
+  /** Numbers as `entries` gave them. */
+  static from(entries: readonly (readonly [string, number])[]): FieldNumbers {
+    const numbers = new FieldNumbers();
+    for (const [path, number] of entries) numbers.assign(path, number);
+    return numbers;
+  }
+
   /** Takes over a number an existing segment gave `path` (a writer continuing an index); new fields number past it. */
   assign(path: string, number: number): void {
     if (number < FIRST_MAPPED_FIELD_NUMBER || this.numbers.has(path)) return;

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlatVectorsWriter } from '../flat/FlatVectorsWriter.js';
-import { segmentFileName } from '../flat/FlatVectorsFormat.js';
+import { FLAT_DATA_EXTENSION, FLAT_META_EXTENSION, segmentFileName } from '../flat/FlatVectorsFormat.js';
 import { SQ_DATA_EXTENSION, SQ_META_EXTENSION } from '../quantized/ScalarQuantizedVectorsFormat.js';
 import { HNSW_INDEX_EXTENSION, HNSW_META_EXTENSION } from '../hnsw/HnswVectorsReader.js';
 import { DV_DATA_EXTENSION, DV_META_EXTENSION } from '../docvalues/Lucene90DocValuesFormat.js';
@@ -63,12 +63,7 @@ export class SegmentWriter {
   ) {
     const { dir, dims, similarity, fieldName } = settings;
     this.vectors = new FlatVectorsWriter(dir, name, this.id, PRESCORE_FORMAT_SUFFIX, { fieldNumber: 0, similarity, dims });
-    this.files.push(this.vectors.dataPath, this.vectors.metaPath);
-    for (const ext of ['fdt', 'fdx', 'fdm', FIELD_INFOS_EXTENSION]) this.files.push(join(dir, `${name}.${ext}`));
-    for (const ext of [DV_DATA_EXTENSION, DV_META_EXTENSION]) this.files.push(join(dir, segmentFileName(name, DOC_VALUES_SUFFIX, ext)));
-    for (const ext of [SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION])
-      this.files.push(join(dir, segmentFileName(name, PRESCORE_FORMAT_SUFFIX, ext)));
-    this.files.push(join(dir, `${name}.ids`));
+    this.files.push(...SegmentWriter.fileNames(dir, name));
     const suffix = PRESCORE_FORMAT_SUFFIX;
     this.documents = new SegmentDocumentsWriter(dir, { name, id: this.id }, settings.fieldNumbers, {
       name: fieldName,
@@ -77,6 +72,16 @@ export class SegmentWriter {
       format: suffix.slice(0, suffix.lastIndexOf('_')),
       formatSuffix: suffix.slice(suffix.lastIndexOf('_') + 1),
     });
+  }
+
+  /** Every file a segment named `name` may write in `dir`, known before it is written. */
+  static fileNames(dir: string, name: string): string[] {
+    const files = [join(dir, segmentFileName(name, PRESCORE_FORMAT_SUFFIX, FLAT_DATA_EXTENSION)), join(dir, segmentFileName(name, PRESCORE_FORMAT_SUFFIX, FLAT_META_EXTENSION))];
+    for (const ext of ['fdt', 'fdx', 'fdm', FIELD_INFOS_EXTENSION]) files.push(join(dir, `${name}.${ext}`));
+    for (const ext of [DV_DATA_EXTENSION, DV_META_EXTENSION]) files.push(join(dir, segmentFileName(name, DOC_VALUES_SUFFIX, ext)));
+    for (const ext of [SQ_DATA_EXTENSION, SQ_META_EXTENSION, HNSW_META_EXTENSION, HNSW_INDEX_EXTENSION]) files.push(join(dir, segmentFileName(name, PRESCORE_FORMAT_SUFFIX, ext)));
+    files.push(join(dir, `${name}.ids`));
+    return files;
   }
 
   /** Docs added so far. */

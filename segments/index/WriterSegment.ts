@@ -113,6 +113,11 @@ export class WriterSegment {
     return this.source.docForId(id);
   }
 
+  /** A copy of the live docs as of now (null: every doc live). */
+  liveDocs(): Uint32Array | null {
+    return this.live === null ? null : this.live.slice();
+  }
+
   isLive(doc: number): boolean {
     return this.live === null || ((this.live[doc >>> 5]! >>> (doc & 31)) & 1) === 1;
   }

@@ -1,8 +1,7 @@
-import { stepAsideForSearches } from '../../query/CallerThread.js';
 import { IndexWriter, type IndexWriterOptions } from '../../segments/index/IndexWriter.js';
 import type { TaskExecutor } from '../../query/executor/TaskExecutor.js';
 import { Executor } from '../executor/Executor.js';
-import { segmentBuilder } from '../executor/tasks.js';
+import { segmentBuilder, segmentMerger } from '../executor/tasks.js';
 
 /** IndexWriterOptions, and the executor that builds flushed segments. */
 export interface OpenIndexWriterOptions extends IndexWriterOptions {
@@ -25,6 +24,6 @@ export interface OpenIndexWriterOptions extends IndexWriterOptions {
  */
 export function openIndexWriter(dir: string, options: OpenIndexWriterOptions = {}): Promise<IndexWriter> {
   const { executor, ...writer } = options;
-  // Merges read and parse documents on this thread: searches waiting for it go first.
-  return IndexWriter.open(dir, { buildSegment: segmentBuilder(executor ?? Executor.get()), yieldThread: stepAsideForSearches }, writer);
+  const pool = executor ?? Executor.get();
+  return IndexWriter.open(dir, { buildSegment: segmentBuilder(pool), mergeSegments: segmentMerger(pool) }, writer);
 }

@@ -10,12 +10,13 @@ import { KNN_GRAPH, graphSlice } from '../../query/knn/graphSlice.js';
 import { RESCORE_RING } from '../../query/rescore/RescoreTask.js';
 import { rescoreRingTask } from '../../query/rescore/rescoreRing.js';
 import { buildSegment } from '../../segments/index/SegmentBuildTask.js';
+import { mergeSegments } from '../../segments/index/SegmentMergeTask.js';
 import { loadResident } from '../../segments/index/SegmentLoader.js';
 import { filteredGroundTruthRange, GEN_FILTERED_GROUND_TRUTH } from '../gen/filteredGroundTruthTask.js';
 import { genChunk } from '../gen/genChunkTask.js';
 import { groundTruthRange } from '../gen/groundTruthTask.js';
 import { ping } from './pingTask.js';
-import { BUILD_SEGMENT, GEN_CHUNK, GEN_GROUND_TRUTH, LOAD_RESIDENT, PING } from './tasks.js';
+import { BUILD_SEGMENT, GEN_CHUNK, GEN_GROUND_TRUTH, LOAD_RESIDENT, MERGE_SEGMENTS, PING } from './tasks.js';
 
 type Handler = (args: unknown) => unknown;
 
@@ -33,5 +34,6 @@ export const handlers: ReadonlyMap<string, Handler> = new Map([
   register(KNN_GRAPH, graphSlice),
   register(LOAD_SEGMENTS, loadSegments),
   register(BUILD_SEGMENT, buildSegment),
+  register(MERGE_SEGMENTS, mergeSegments),
   register(LOAD_RESIDENT, loadResident),
 ]);
