@@ -27,7 +27,6 @@ import {
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { WriterSegment, type DocVersion, type StoredDoc } from './WriterSegment.js';
 import { TieredMergePolicy, type MergeCandidate } from './TieredMergePolicy.js';
-import type { SegmentReader } from './IndexReader.js';
 import { Translog, translogGenerations } from './Translog.js';
 import { idFromString, idToString } from '../codec/CodecUtil.js';
 
