@@ -4,6 +4,8 @@ import { openIndexWriter } from '../src/api/openIndexWriter.js';
 import type { SearchHit, VectorIndex } from '../src/api/types.js';
 import { Executor } from '../src/executor/Executor.js';
 import { ResidentCores } from '../segments/index/ResidentCores.js';
+import type { IndexReader } from '../segments/index/IndexReader.js';
+import { loadSegments } from '../query/knn/knnSlice.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 
 /**
@@ -52,6 +54,14 @@ describe('resident segment cores', () => {
     expect(await searchAll(second)).toEqual(expected);
     await second.close();
     expect(cores.size).toBe(before);
+  });
+
+  it("a reopen's late `index.load` for a reader closed meanwhile makes no state for it", async () => {
+    const ix = await openIndex(index.dir, { threads: 2 });
+    const handles = (ix as unknown as { reader: IndexReader }).reader.leaves.map((l) => l.reader.handle);
+    expect(await loadSegments({ segments: handles })).toBe(handles.length);
+    await ix.close(); // released on every thread, this one at once
+    expect(await loadSegments({ segments: handles })).toBe(0);
   });
 
   it('a reader of a newer commit loads only its new segment, and each reader keeps its own deletions', async () => {

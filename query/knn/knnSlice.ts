@@ -2,7 +2,7 @@ import { threadId } from 'node:worker_threads';
 import { GlobalSimilarityQueue } from '../../segments/hnsw/GlobalSimilarityQueue.js';
 import type { SegmentHandle } from '../../segments/index/SegmentHandle.js';
 import { searchSegment, warmSegments, type SegmentFilter, type SegmentKnnResult } from '../../segments/index/searchSegment.js';
-import { loadSegment } from '../../segments/index/WorkerSegments.js';
+import { loadSegment, wasReleased } from '../../segments/index/WorkerSegments.js';
 import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import { defineTask } from '../executor/Task.js';
 import { resolveSegments, type SegmentRefs, type UnknownSegments } from '../SegmentRefs.js';
@@ -108,7 +108,10 @@ export async function knnSlice(args: KnnSliceArgs, beforeSegment?: () => Promise
 
 /** Executor task `index.load`: opens segments in this worker ahead of the first query, and warms its search code. */
 export async function loadSegments(args: { readonly segments: readonly SegmentHandle[] }): Promise<number> {
-  for (const s of args.segments) await loadSegment(s);
-  await warmSegments(args.segments);
-  return args.segments.length;
+  // A reopen does not wait for this task: it may run after its index was closed, whose state
+  // must then not be made (nothing would free it).
+  const open = args.segments.filter((s) => !wasReleased(s.indexId));
+  for (const s of open) await loadSegment(s);
+  await warmSegments(open);
+  return open.length;
 }

@@ -124,9 +124,20 @@ async function open(handle: SegmentHandle): Promise<LoadedSegment> {
   }
 }
 
+/** Ids released lately, oldest first (a bounded window: a task naming one is at most this many releases late). */
+const released = new Set<number>();
+const RELEASED_WINDOW = 10_000;
+
+/** Whether `indexId` (a reader's or an arena's) was released on this thread lately. */
+export function wasReleased(indexId: number): boolean {
+  return released.has(indexId);
+}
+
 // A closed index leaves this worker: its per-segment state out of the arenas' scratch, then this
 // thread's instances over the arenas (the memories themselves go when no thread refers to them).
 onIndexReleased((indexId) => {
+  released.add(indexId);
+  if (released.size > RELEASED_WINDOW) released.delete(released.values().next().value!);
   for (const [key, h] of known) if (h.indexId === indexId) known.delete(key);
   for (const [key, p] of loaded) {
     void p.then(

@@ -4,7 +4,8 @@ import { LOAD_RESIDENT } from '../executor/tasks.js';
 import { residentFraction } from '../../segments/store/native/PageCache.js';
 import { DirectoryReader } from '../../segments/index/DirectoryReader.js';
 import { leafOf, type IndexReader } from '../../segments/index/IndexReader.js';
-import { openablePath } from '../../segments/index/SegmentHandle.js';
+import { openablePath, type SegmentHandle } from '../../segments/index/SegmentHandle.js';
+import { loadResidentSegment } from '../../segments/index/SegmentLoader.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { planArenas } from '../../segments/index/Arena.js';
 import { ResidentIndex, type ResidentMemory } from '../../segments/index/ResidentIndex.js';
@@ -179,6 +180,8 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
   const executor = Executor.get({ threads: options.threads });
   let resident: ResidentIndex | null = null;
   let searcher: IndexSearcher;
+  const firstPhase = options.firstPhase ?? 'codes';
+  const warm = warmedUp.get(executor)?.has(firstPhase) === true;
   try {
     // The codes and graphs are read once for the process, into shared arenas, one task per
     // segment (segments load in parallel on the workers; the event loop stays free). The on-disk
@@ -187,7 +190,9 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
       resident = await ResidentIndex.load(reader, {
         threads: executor.threads,
         arenaBytes: options.arenaBytes,
-        load: (handle) => executor.run(LOAD_RESIDENT, { handle }),
+        // A small segment (a refresh's) loads here at once: a task would wait for a free worker,
+        // and while merges and builds hold them that held the refresh for seconds.
+        load: (handle) => (residentBytes(handle) <= LOAD_HERE_BYTES ? Promise.resolve(loadResidentSegment(handle)) : executor.run(LOAD_RESIDENT, { handle })),
       });
     }
     searcher = new IndexSearcher(resident ? resident.reader : reader, {
@@ -199,10 +204,15 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
       knnThread: options.knnThread,
     });
     // Each worker makes its instances over the arenas and its per-segment state now, not in the
-    // first query. Concurrent tasks land on distinct idle workers, so `threads` of them reach every worker.
+    // first query. Concurrent tasks land on distinct idle workers, so `threads` of them reach every
+    // worker. A reopen (the pool has served an index already) does not wait for them: they wait
+    // for every worker, however long a merge or a build holds one (a refresh waited seconds).
     if (resident) {
       const segments = resident.reader.leaves.map((l) => l.reader.handle);
-      await Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
+      const loading = Promise.all(Array.from({ length: executor.threads }, () => executor.run(LOAD_SEGMENTS, { segments })));
+      if (warm)
+        loading.catch(() => {}); // a search sends a worker what it has not loaded (SegmentRefs)
+      else await loading;
     }
   } catch (e) {
     release(executor, reader.id, resident);
@@ -215,13 +225,20 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     lookahead: options.lookahead ?? DEFAULT_GRAPH_LOOKAHEAD,
   });
   const warmed = warmedUp.get(executor) ?? new Set<FirstPhase>();
-  const firstPhase = options.firstPhase ?? 'codes';
-  if (!warmed.has(firstPhase)) {
+  if (!warm) {
     await warmUp(index, resident ? resident.reader : reader, executor.threads);
     warmed.add(firstPhase);
     warmedUp.set(executor, warmed);
   }
   return index;
+}
+
+/** Segments whose codes and graph take at most this many bytes load on the calling thread at open (~1-2 ms). */
+const LOAD_HERE_BYTES = 4 * 2 ** 20;
+
+function residentBytes(handle: SegmentHandle): number {
+  const r = handle.resident;
+  return r === null ? 0 : r.bytes.codes + r.bytes.graph;
 }
 
 /**
