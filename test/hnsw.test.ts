@@ -152,6 +152,43 @@ describe('HnswGraphBuilder + HnswGraphSearcher', () => {
     expect(hits / (nq * 10)).toBeGreaterThanOrEqual(0.95);
   });
 
+  it('a graph started from a graph of its first 70% of ordinals (a merge taking over its largest input) searches as well and inserts only the rest', () => {
+    const first = Math.floor(n * 0.7);
+    const prefix = new HnswGraphBuilder(new Fp32ScorerSupplier(data.subarray(0, first * dim), dim, VectorSimilarityFunction.DOT_PRODUCT)).build();
+    const builder = new HnswGraphBuilder(supplier);
+    builder.initializeFrom(prefix);
+    const fresh = new HnswGraphBuilder(supplier);
+    const initialized = builder.build();
+    const rebuilt = fresh.build();
+    checkInvariants(initialized);
+    expect(initialized.size()).toBe(n);
+    expect(initialized.entryNode).toBe(prefix.entryNode);
+    // the taken-over nodes keep their levels
+    for (let level = 1; level < prefix.numLevels; level++) for (const node of prefix.getNodesOnLevel(level)) expect(initialized.nodeLevel(node)).toBeGreaterThanOrEqual(level);
+    // only the last 30% were searched for (the fresh build also searched for the first 70%)
+    expect(builder.searchVisits).toBeLessThan(fresh.searchVisits * 0.6);
+    const recall = (g: OnHeapHnswGraph) => {
+      const searcher = new HnswGraphSearcher(n);
+      let hits = 0;
+      const nq = queries.length / dim;
+      for (let q = 0; q < nq; q++) {
+        const scorer = supplier.queryScorer(queries.subarray(q * dim, (q + 1) * dim));
+        const exact = new Set(bruteForce(scorer, 10).ords);
+        for (const o of searcher.search(scorer, g, 10, 100).ords) if (exact.has(o)) hits++;
+      }
+      return hits / (nq * 10);
+    };
+    expect(recall(initialized)).toBeGreaterThanOrEqual(recall(rebuilt) - 0.01);
+  });
+
+  it('refuses to start from a graph of another M, or once nodes were added', () => {
+    const other = new HnswGraphBuilder(new Fp32ScorerSupplier(data.subarray(0, 100 * dim), dim, VectorSimilarityFunction.DOT_PRODUCT), { M: 8 }).build();
+    expect(() => new HnswGraphBuilder(supplier).initializeFrom(other)).toThrow(/built with M 8, this builder with 16/);
+    const started = new HnswGraphBuilder(supplier);
+    started.addGraphNode(0);
+    expect(() => started.initializeFrom(graph)).toThrow(/before any node is added/);
+  });
+
   it('honours acceptOrds (predicate, Bits, bitset words) and the visit limit', () => {
     const scorer = supplier.queryScorer(queries.subarray(0, dim));
     const even = (o: number) => o % 2 === 0;

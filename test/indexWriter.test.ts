@@ -401,6 +401,28 @@ describe("IndexWriter's merges", () => {
     expect(found).toBeGreaterThanOrEqual(40); // of 43 self-queries through the merged graph
     await idx.close();
   }, 60_000);
+
+  it("a merge starts its graph from its largest input without deletions (#12050): that input's docs come first and only the others are inserted", async () => {
+    const t = await buildTestIndex({ n: 2000, dims: 32, segmentDocs: 800, flatThreshold: 300 }); // segments of 800, 800 and 400 docs
+    roots.push(t.root);
+    const writer = await openIndexWriter(t.dir, { mergePolicy: null });
+    writer.deleteDocuments(...Array.from({ length: 100 }, (_, i) => String(1000 + i * 3))); // from the second segment only
+    await writer.forceMerge(1);
+    expect(writer.mergeStats).toMatchObject({ merges: 1, docs: 1900, docsFromGraph: 800, failure: null });
+    await writer.close();
+    const reader = DirectoryReader.open(t.dir);
+    const merged = reader.leaves[0]!.reader;
+    expect(Array.from({ length: 800 }, (_, d) => merged.id(d))).toEqual(Array.from({ length: 800 }, (_, i) => String(i))); // the first segment's, in its order
+    reader.close();
+    const idx = await openIndex(t.dir);
+    let found = 0;
+    for (let i = 1; i < 2000; i += 37) {
+      const r = await idx.search(t.base.subarray(i * 32, (i + 1) * 32), { k: 1 });
+      if (r.hits[0]!.id === String(i)) found++;
+    }
+    expect(found).toBeGreaterThanOrEqual(50); // of 55 self-queries (some deleted), through the taken-over and the inserted nodes
+    await idx.close();
+  }, 60_000);
 });
 
 describe('DirectoryReader.openIfChanged', () => {

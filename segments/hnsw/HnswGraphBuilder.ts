@@ -133,6 +133,73 @@ export class HnswGraphBuilder {
     return this.graph;
   }
 
+  /**
+   * Starts the graph from `source`, a complete graph over ordinals 0 .. source.size() - 1 of this
+   * builder's vectors (Lucene's InitializedHnswGraphBuilder, apache/lucene #12050): every node
+   * keeps its levels and neighbour lists, scored again with this builder's scorer (the merged
+   * segment's codes, not the source's) and laid out best first; the entry node carries over.
+   * build() then inserts only the ordinals after them. Must come before any node is added; the
+   * source's lists must fit this builder's M (same maxConn). What it saves: a merge whose largest
+   * input is taken over searches for its nodes' neighbours only for the other inputs' docs.
+   */
+  initializeFrom(source: OnHeapHnswGraph): void {
+    if (this.added !== 0) throw new Error('initializeFrom must come before any node is added');
+    const n = source.size();
+    if (n > this.supplier.maxOrd) throw new RangeError(`the source graph has ${n} nodes, more than the ${this.supplier.maxOrd} vectors being indexed`);
+    if (source.maxConn !== this.M) throw new RangeError(`the source graph was built with M ${source.maxConn}, this builder with ${this.M}`);
+    if (n === 0 || source.entryNode === -1) return;
+    const graph = this.graph;
+    // Levels top down, so each node is placed on every level it holds before its lists are filled.
+    for (let level = source.numLevels - 1; level >= 0; level--) {
+      const nodes = source.getNodesOnLevel(level);
+      for (let i = 0; i < nodes.length; i++) graph.addNode(level, nodes[i]);
+    }
+    graph.setEntryNode(source.entryNode, source.numLevels - 1);
+    const scorer = this.nodeScorer;
+    const ords = this.tmpOrds;
+    const scores = this.tmpScores;
+    for (let level = 0; level < source.numLevels; level++) {
+      const from = source.store(level);
+      const to = graph.store(level);
+      const nodes = level === 0 ? null : source.getNodesOnLevel(level);
+      const count = level === 0 ? n : nodes!.length;
+      for (let i = 0; i < count; i++) {
+        const node = level === 0 ? i : nodes![i];
+        const fromBase = source.slot(level, node) * from.stride;
+        const cnt = Math.min(from.adj[fromBase], to.capacity - 1);
+        for (let j = 0; j < cnt; j++) ords[j] = from.adj[fromBase + 1 + j];
+        scorer.setScoringOrdinal(node);
+        scorer.bulkScore(ords, cnt, scores);
+        this.storeSorted(to, graph.slot(level, node), cnt);
+      }
+    }
+    this.added = n;
+  }
+
+  /** Writes tmpOrds/tmpScores[0, cnt) into a slot's list, best score first, as a checked (sorted) list. */
+  private storeSorted(store: LevelStore, slot: number, cnt: number): void {
+    const ords = this.tmpOrds;
+    const scores = this.tmpScores;
+    const base = slot * store.stride;
+    const adj = store.adj;
+    const sc = store.scores!;
+    // insertion sort, descending: lists hold at most 2M + 1 entries
+    for (let j = 0; j < cnt; j++) {
+      const o = ords[j];
+      const s = scores[j];
+      let k = j - 1;
+      while (k >= 0 && sc[base + 1 + k] < s) {
+        adj[base + 2 + k] = adj[base + 1 + k];
+        sc[base + 2 + k] = sc[base + 1 + k];
+        k--;
+      }
+      adj[base + 2 + k] = o;
+      sc[base + 2 + k] = s;
+    }
+    adj[base] = cnt;
+    store.sorted![slot] = cnt;
+  }
+
   /** Vectors scored by the insertion searches so far (diversity checks not included). */
   get searchVisits(): number {
     return this.searcher.visitedSoFar;

@@ -182,6 +182,22 @@ export class HnswVectorsReader {
   }
 
   /**
+   * The field's graph decoded from the whole `.vex`, read once and checked against its CRC32
+   * first (a merge that takes a segment's graph over reads it this way); not kept. Null when the
+   * field has no graph.
+   */
+  verifiedGraph(fieldNumber: number): OnHeapHnswGraph | null {
+    const entry = this.fields.get(fieldNumber);
+    if (!entry) throw new RangeError(`no HNSW field number ${fieldNumber}`);
+    if (!hasGraph(entry)) return null;
+    let graph: OnHeapHnswGraph | null = null;
+    this.index.withVerified((bytes) => {
+      graph = decodeGraph(entry, this.version, bytes, 0, this.index.name);
+    });
+    return graph;
+  }
+
+  /**
    * Reads the whole `.vex` once (mapped), checking its CRC32, and decodes the field's neighbour
    * lists straight into `target` (e.g. an arena: no graph object on the heap). Returns
    * false when the field has no graph. Lists hold at most 2M ords (so a stride of 2M + 1 fits).

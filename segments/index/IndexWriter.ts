@@ -14,16 +14,9 @@ import { DirectoryReader } from './DirectoryReader.js';
 import { DEFAULT_GRAPH_BEAM_WIDTH, defaultMinConnections } from './graphBuildPolicy.js';
 import { deleteUnreferencedFiles } from './IndexFileDeleter.js';
 import type { SegmentBuilder } from './SegmentBuildTask.js';
+import { DEFAULT_FLAT_THRESHOLD, segmentSettings } from './segmentSettings.js';
 import { FieldNumbers } from './SegmentDocumentsWriter.js';
-import {
-  decodeSegmentSettings,
-  encodeSegmentSettings,
-  nextSegmentNumber,
-  SEGMENT_SETTINGS_KEY,
-  SegmentWriter,
-  type SegmentBuildParameters,
-  type SegmentSettings,
-} from './SegmentWriter.js';
+import { encodeSegmentSettings, nextSegmentNumber, SEGMENT_SETTINGS_KEY, SegmentWriter, type SegmentBuildParameters, type SegmentSettings } from './SegmentWriter.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { WriterSegment, type DocVersion, type StoredDoc } from './WriterSegment.js';
 import { TieredMergePolicy, type MergeCandidate } from './TieredMergePolicy.js';
@@ -128,7 +121,6 @@ export const LOCAL_CHECKPOINT_KEY = 'local_checkpoint';
 export const MAX_SEQ_NO_KEY = 'max_seq_no';
 /** What a buffered doc costs beyond its vector and source (maps, arrays, its id), for the RAM accounting. */
 const BUFFERED_DOC_OVERHEAD = 200;
-const DEFAULT_FLAT_THRESHOLD = 10_000;
 /** What a doc takes on disk besides its fp32 vector and codes (graph links, ids, stored source, doc values), for the merge policy's sizes. */
 const MERGE_BYTES_PER_DOC_BEYOND_VECTORS = 200;
 /** forceMerge merges at most this many segments at once (Lucene's maxMergeAtOnceExplicit). */
@@ -200,6 +192,7 @@ export class IndexWriter {
   private merging: Promise<void> | null = null;
   private merges = 0;
   private mergedDocs = 0;
+  private mergedDocsFromGraph = 0;
   private mergeFailure: unknown = null;
   /** The files of the running merge's new segment: no commit names them yet, and no commit may delete them. */
   private readonly mergingFiles = new Set<string>();
@@ -586,9 +579,12 @@ export class IndexWriter {
     }
   }
 
-  /** Segments written by merges since the writer opened, and their docs. */
-  get mergeStats(): { readonly merges: number; readonly docs: number; readonly failure: unknown } {
-    return { merges: this.merges, docs: this.mergedDocs, failure: this.mergeFailure };
+  /**
+   * Segments written by merges since the writer opened, their docs, and how many of those docs
+   * came with the graph of a merged segment taken over (not inserted again; SegmentMergeTask).
+   */
+  get mergeStats(): { readonly merges: number; readonly docs: number; readonly docsFromGraph: number; readonly failure: unknown } {
+    return { merges: this.merges, docs: this.mergedDocs, docsFromGraph: this.mergedDocsFromGraph, failure: this.mergeFailure };
   }
 
   /** The segments as the merge policy sees them. */
@@ -659,6 +655,7 @@ export class IndexWriter {
         published = true;
         this.merges++;
         this.mergedDocs += result.ids.length;
+        if (result.graphFrom !== null) this.mergedDocsFromGraph += leaves[names.indexOf(result.graphFrom)]!.maxDoc;
         await this.commitNow({}, true);
       });
       return published;
@@ -957,30 +954,6 @@ function writeFirstCommit(dir: string, create: NewIndexOptions): void {
       [SEGMENT_SETTINGS_KEY, encodeSegmentSettings(settings)],
     ]),
   });
-}
-
-/**
- * How the writer makes segments: as the commit records (SEGMENT_SETTINGS_KEY); for an index built
- * before that was kept, the build's defaults with the codes' bits and rotation of its first segment.
- */
-export function segmentSettings(dir: string, reader: DirectoryReader, mapping: Mapping): SegmentSettings {
-  const field = reader.field;
-  const fieldNumbers = new FieldNumbers();
-  for (const leaf of reader.leaves) for (const f of leaf.reader.documents?.fieldInfos.fields ?? []) fieldNumbers.assign(f.name, f.number);
-  const recorded = decodeSegmentSettings(reader.commit.userData);
-  const first = reader.leaves[0]?.reader.handle.quantized;
-  const flatThreshold = Number(reader.commit.userData.get('flatThreshold') ?? DEFAULT_FLAT_THRESHOLD);
-  const m = DEFAULT_MAX_CONN;
-  const params: SegmentBuildParameters = recorded ?? {
-    flatThreshold,
-    m,
-    beamWidth: DEFAULT_GRAPH_BEAM_WIDTH,
-    minConnections: defaultMinConnections(m),
-    quantization: first ? { bits: first.bits, rotation: first.rotationSeed ?? false } : {},
-  };
-  if (mapping.field(field.name) === undefined)
-    mapping.put(field.name, { type: 'dense_vector', docValues: false, dims: field.dims, similarity: field.similarity.esName, indexOptions: null });
-  return { dir, fieldName: field.name, similarity: field.similarity, dims: field.dims, fieldNumbers, ...params };
 }
 
 /** Elasticsearch's checks before a write: `create` wants no doc, `if_seq_no` wants that one. */

@@ -3,11 +3,14 @@ import { DocumentParser } from '../document/DocumentParser.js';
 import { Mapping } from '../document/Mapping.js';
 import type { SegmentCommitInfo } from './CommitPoint.js';
 import { DirectoryReader } from './DirectoryReader.js';
-import { segmentSettings } from './IndexWriter.js';
+import { segmentSettings } from './segmentSettings.js';
 import { buildSegment } from './SegmentBuildTask.js';
 import { FieldNumbers } from './SegmentDocumentsWriter.js';
 import { SegmentWriter } from './SegmentWriter.js';
 import { WriterSegment } from './WriterSegment.js';
+import type { SegmentReader } from './IndexReader.js';
+import { HnswVectorsReader } from '../hnsw/HnswVectorsReader.js';
+import type { OnHeapHnswGraph } from '../hnsw/OnHeapHnswGraph.js';
 
 export interface SegmentMergeArgs {
   readonly dir: string;
@@ -28,6 +31,8 @@ export interface SegmentMergeResult {
   readonly ids: readonly string[];
   /** Per merged doc, two ints: which of `args.segments` it came from, and its doc there. */
   readonly from: Int32Array;
+  /** The input whose graph the merged graph started from (its docs come first), or null: built from scratch. */
+  readonly graphFrom: string | null;
 }
 
 /** Runs `mergeSegments` somewhere (the service: a task on an executor worker). */
@@ -53,26 +58,36 @@ export async function mergeSegments(args: SegmentMergeArgs): Promise<SegmentMerg
   try {
     const mapping = Mapping.parse(JSON.parse(args.mapping));
     const parser = new DocumentParser(mapping);
-    writer = new SegmentWriter({ ...segmentSettings(args.dir, reader, mapping), fieldNumbers: FieldNumbers.from(args.fieldNumbers) }, args.name);
+    const settings = { ...segmentSettings(args.dir, reader, mapping), fieldNumbers: FieldNumbers.from(args.fieldNumbers) };
+    const w = new SegmentWriter(settings, args.name);
+    writer = w;
     const ids: string[] = [];
     const from: number[] = [];
-    args.segments.forEach(({ name, live }, s) => {
+    const leaves = args.segments.map(({ name }) => {
       const leaf = reader.leaves.find((l) => l.reader.name === name);
       if (leaf === undefined) throw new Error(`segment ${name} is not in the newest commit of ${args.dir}`);
-      const segment = WriterSegment.committed(reader.commit.segments[leaf.ord]!, leaf.reader);
-      for (let doc = 0; doc < leaf.reader.maxDoc; doc++) {
+      return leaf.reader;
+    });
+    const start = graphToTakeOver(args.segments, leaves, settings.m);
+    const order = args.segments.map((_, s) => s);
+    if (start !== null) order.unshift(...order.splice(start.input, 1));
+    for (const s of order) {
+      const { live } = args.segments[s]!;
+      const leaf = leaves[s]!;
+      const segment = WriterSegment.committed(reader.commit.segments.find((c) => c.name === leaf.name)!, leaf);
+      for (let doc = 0; doc < leaf.maxDoc; doc++) {
         if (live !== null && ((live[doc >>> 5]! >>> (doc & 31)) & 1) === 0) continue;
         const stored = segment.read(doc);
         const id = segment.id(doc);
         const { values } = parser.parse(JSON.parse(decoder.decode(stored.source)));
-        writer!.addDocument(id, stored.vector, { source: stored.source, values }, stored);
+        w.addDocument(id, stored.vector, { source: stored.source, values }, stored);
         ids.push(id);
         from.push(s, doc);
       }
-    });
-    const { info, build } = writer.finish(mapping, args.seed, new Int32Array(new SharedArrayBuffer(8)));
-    await buildSegment(build);
-    return { info, ids, from: Int32Array.from(from) };
+    }
+    const { info, build } = w.finish(mapping, args.seed, new Int32Array(new SharedArrayBuffer(8)));
+    await buildSegment(build, start?.graph ?? null);
+    return { info, ids, from: Int32Array.from(from), graphFrom: start === null ? null : args.segments[start.input]!.name };
   } catch (e) {
     writer?.abort();
     for (const f of writer?.files ?? []) rmSync(f, { force: true });
@@ -80,4 +95,24 @@ export async function mergeSegments(args: SegmentMergeArgs): Promise<SegmentMerg
   } finally {
     reader.close();
   }
+}
+
+/**
+ * The input whose graph a merge starts from (Lucene's IncrementalHnswGraphMerger, #12050): the
+ * one with the most docs among those that have a graph built with the merged segment's M and no
+ * deleted docs (its docs keep their ordinals as the merged segment's first ones, so its lists hold
+ * as they are; a deleted doc would leave holes in them). Null when none qualifies.
+ */
+function graphToTakeOver(inputs: SegmentMergeArgs['segments'], leaves: readonly SegmentReader[], m: number): { readonly input: number; readonly graph: OnHeapHnswGraph } | null {
+  let best = -1;
+  for (let s = 0; s < inputs.length; s++) {
+    const g = leaves[s]!.handle.graph;
+    if (inputs[s]!.live !== null || g === null) continue;
+    if (best === -1 || leaves[s]!.maxDoc > leaves[best]!.maxDoc) best = s;
+  }
+  if (best === -1) return null;
+  const g = leaves[best]!.handle.graph!;
+  const graph = HnswVectorsReader.openMeta(g.vem, g.vex, g.segmentId, g.suffix).verifiedGraph(g.fieldNumber);
+  if (graph === null || graph.maxConn !== m || graph.size() !== leaves[best]!.maxDoc) return null;
+  return { input: best, graph };
 }

@@ -28,9 +28,17 @@ export interface GraphBuildSpec {
 /**
  * Builds a segment's HNSW graph with the segment's own estimator in the kernels' memory (each
  * doc's query-bit code against its candidates' doc codes: 4-bit against 1-bit for the default
- * encoding, Lucene's asymmetric path) and writes `.vem/.vex`.
+ * encoding, Lucene's asymmetric path) and writes `.vem/.vex`. With `initialGraph` (a merge's
+ * largest input, its docs first in the new segment), the graph starts as that one
+ * (HnswGraphBuilder.initializeFrom) and only the other docs are inserted.
  */
-export async function buildSegmentGraph(spec: GraphBuildSpec, similarity: VectorSimilarityFunction, quantized: QuantizedField, onInserted: (n: number) => void): Promise<void> {
+export async function buildSegmentGraph(
+  spec: GraphBuildSpec,
+  similarity: VectorSimilarityFunction,
+  quantized: QuantizedField,
+  onInserted: (n: number) => void,
+  initialGraph: OnHeapHnswGraph | null = null,
+): Promise<void> {
   if (!quantized.queryRecords) throw new Error("graph build needs the docs' query records (quantizeField withQueryRecords)");
   const enc = quantized.settings.encoding;
   const k = await threadKernels();
@@ -42,14 +50,14 @@ export async function buildSegmentGraph(spec: GraphBuildSpec, similarity: Vector
     k.u8().set(quantized.queryRecords, queryRecordsPtr);
     const records = { kernels: k, recordsPtr, count: spec.count, codeBytes, recordBytes: codeBytes + CORRECTIONS_BYTES };
     const supplier = graphBuildScorerSupplier(enc, records, queryRecordsPtr, quantized.queryRecords, spec.dims, similarity.ordinal, quantized.centroidDP);
-    writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted));
+    writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted, initialGraph));
   } finally {
     k.free(recordsPtr);
     k.free(queryRecordsPtr);
   }
 }
 
-function buildGraph(spec: GraphBuildSpec, supplier: RandomVectorScorerSupplier, onInserted: (n: number) => void): OnHeapHnswGraph {
+function buildGraph(spec: GraphBuildSpec, supplier: RandomVectorScorerSupplier, onInserted: (n: number) => void, initialGraph: OnHeapHnswGraph | null): OnHeapHnswGraph {
   let reported = 0;
   const builder = new HnswGraphBuilder(supplier, {
     M: spec.m,
@@ -62,6 +70,7 @@ function buildGraph(spec: GraphBuildSpec, supplier: RandomVectorScorerSupplier, 
       reported = done;
     },
   });
+  if (initialGraph !== null) builder.initializeFrom(initialGraph);
   return builder.build();
 }
 
