@@ -99,9 +99,9 @@ export async function mergeSegments(args: SegmentMergeArgs): Promise<SegmentMerg
 
 /**
  * The input whose graph a merge starts from (Lucene's IncrementalHnswGraphMerger, #12050): the
- * one with the most docs among those that have a graph built with the merged segment's M and no
- * deleted docs (its docs keep their ordinals as the merged segment's first ones, so its lists hold
- * as they are; a deleted doc would leave holes in them). Null when none qualifies.
+ * one with the most docs among those with a graph and no deleted docs (its docs keep their
+ * ordinals as the merged segment's first ones, so its lists hold as they are; a deleted doc would
+ * leave holes in them), when its graph was built with the merged segment's M. Else null.
  */
 function graphToTakeOver(inputs: SegmentMergeArgs['segments'], leaves: readonly SegmentReader[], m: number): { readonly input: number; readonly graph: OnHeapHnswGraph } | null {
   let best = -1;
