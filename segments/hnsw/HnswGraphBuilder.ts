@@ -149,9 +149,10 @@ export class HnswGraphBuilder {
     if (source.maxConn !== this.M) throw new RangeError(`the source graph was built with M ${source.maxConn}, this builder with ${this.M}`);
     if (n === 0 || source.entryNode === -1) return;
     const graph = this.graph;
+    const nodesByLevel = Array.from({ length: source.numLevels }, (_, level) => source.getNodesOnLevel(level));
     // Levels top down, so each node is placed on every level it holds before its lists are filled.
     for (let level = source.numLevels - 1; level >= 0; level--) {
-      const nodes = source.getNodesOnLevel(level);
+      const nodes = nodesByLevel[level];
       for (let i = 0; i < nodes.length; i++) graph.addNode(level, nodes[i]);
     }
     graph.setEntryNode(source.entryNode, source.numLevels - 1);
@@ -161,10 +162,9 @@ export class HnswGraphBuilder {
     for (let level = 0; level < source.numLevels; level++) {
       const from = source.store(level);
       const to = graph.store(level);
-      const nodes = level === 0 ? null : source.getNodesOnLevel(level);
-      const count = level === 0 ? n : nodes!.length;
-      for (let i = 0; i < count; i++) {
-        const node = level === 0 ? i : nodes![i];
+      const nodes = nodesByLevel[level];
+      for (let i = 0; i < nodes.length; i++) {
+        const node = nodes[i];
         const fromBase = source.slot(level, node) * from.stride;
         const cnt = Math.min(from.adj[fromBase], to.capacity - 1);
         for (let j = 0; j < cnt; j++) ords[j] = from.adj[fromBase + 1 + j];

@@ -66,16 +66,20 @@ export async function mergeSegments(args: SegmentMergeArgs): Promise<SegmentMerg
     const leaves = args.segments.map(({ name }) => {
       const leaf = reader.leaves.find((l) => l.reader.name === name);
       if (leaf === undefined) throw new Error(`segment ${name} is not in the newest commit of ${args.dir}`);
-      return leaf.reader;
+      return leaf;
     });
-    const start = graphToTakeOver(args.segments, leaves, settings.m);
+    const start = graphToTakeOver(
+      args.segments,
+      leaves.map((l) => l.reader),
+      settings.m,
+    );
     const order = args.segments.map((_, s) => s);
     if (start !== null) order.unshift(...order.splice(start.input, 1));
     for (const s of order) {
       const { live } = args.segments[s]!;
       const leaf = leaves[s]!;
-      const segment = WriterSegment.committed(reader.commit.segments.find((c) => c.name === leaf.name)!, leaf);
-      for (let doc = 0; doc < leaf.maxDoc; doc++) {
+      const segment = WriterSegment.committed(reader.commit.segments[leaf.ord]!, leaf.reader);
+      for (let doc = 0; doc < leaf.reader.maxDoc; doc++) {
         if (live !== null && ((live[doc >>> 5]! >>> (doc & 31)) & 1) === 0) continue;
         const stored = segment.read(doc);
         const id = segment.id(doc);
