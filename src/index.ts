@@ -41,6 +41,9 @@ export type { IndexReader, LeafReaderContext, SegmentReader } from '../segments/
 export { LuceneIndexReader, type LuceneIndexReaderOptions } from '../segments/lucene/LuceneIndexReader.js';
 export { buildIndex, type BuildOptions, type BuildReport } from './api/buildIndex.js';
 export { openIndexWriter, type OpenIndexWriterOptions } from './api/openIndexWriter.js';
+export { PendingDocsIndex } from './api/PendingDocsIndex.js';
+export type { PendingDocs, PendingDoc } from '../segments/index/PendingDocs.js';
+export type { FieldValues } from '../segments/document/DocumentParser.js';
 export {
   IndexWriter,
   VersionConflictError,

@@ -35,6 +35,9 @@ describe('withoutTopLevelMember', () => {
     expect(cut('{ "a": {"vector": [1]}, "b": "vector" }')).toBe('{ "a": {"vector": [1]}, "b": "vector" }');
     expect(cut('{"v\\u0065ctor":[1],"s":"a,\\"b}"}')).toBe('{"s":"a,\\"b}"}');
     expect(cut('[1,2]')).toBe('[1,2]');
+    // Arrays holding strings or arrays are scanned, not cut at their first `]`.
+    expect(cut('{"tags": ["a]", {"b": [2]}], "vector":[1,-2.5e-3], "z": [3]}')).toBe('{"tags": ["a]", {"b": [2]}], "z": [3]}');
+    expect(cut('{"vector": [1, "]", 2], "x": 1}')).toBe('{"x": 1}');
   });
 });
 

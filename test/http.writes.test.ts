@@ -188,6 +188,12 @@ describe('the official clients write', () => {
     await expect(client.get({ index: 'books', id: 'es1' })).rejects.toMatchObject({ meta: { statusCode: 404 } });
     expect((await client.delete({ index: 'books', id: 'es2', refresh: true })).result).toBe('deleted');
     expect((await client.cluster.health()).status).toBe('green');
+    // A flush commits what only the translog holds: a reader opened now at the newest commit sees it.
+    await client.index({ index: 'books', id: 'es3', document: { vector: vector(22), genre: 'novel' } });
+    expect((await client.indices.flush({ index: 'books' }))._shards).toMatchObject({ failed: 0 });
+    const reader = await openIndex(dir);
+    expect(await reader.get!('es3')).toMatchObject({ id: 'es3', source: { genre: 'novel' } });
+    await reader.close();
     const [row] = await client.cat.indices({ format: 'json' });
     expect(row).toMatchObject({ health: 'green', index: 'books', 'docs.count': String((await client.count({ index: 'books' })).count) });
     await client.close();

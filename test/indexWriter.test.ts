@@ -5,7 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openIndex } from '../src/api/openIndex.js';
 import { openIndexWriter } from '../src/api/openIndexWriter.js';
 import { DocumentError } from '../segments/document/DocumentParser.js';
-import { VersionConflictError } from '../segments/index/IndexWriter.js';
+import { IndexWriter, VersionConflictError } from '../segments/index/IndexWriter.js';
+import { Executor } from '../src/executor/Executor.js';
+import { segmentBuilder } from '../src/executor/tasks.js';
 import { TieredMergePolicy } from '../segments/index/TieredMergePolicy.js';
 import { Mapping } from '../segments/document/Mapping.js';
 import { readLatestCommit } from '../segments/index/CommitPoint.js';
@@ -401,6 +403,42 @@ describe("IndexWriter's merges", () => {
     expect(found).toBeGreaterThanOrEqual(40); // of 43 self-queries through the merged graph
     await idx.close();
   }, 60_000);
+
+  it('forceMerge merges only committed segments: one flushed just after its commit is merged on the next turn', async () => {
+    const t = await buildTestIndex({ n: 600, dims: 16, segmentDocs: 200, flatThreshold: 1000 });
+    roots.push(t.root);
+    const writer = await openIndexWriter(t.dir, { mergePolicy: null });
+    // A concurrent writer's flush lands between forceMerge's commit and its choice of segments.
+    const commit = writer.commit.bind(writer);
+    let landed = false;
+    writer.commit = async (userData) => {
+      const generation = await commit(userData);
+      if (!landed) {
+        landed = true;
+        writer.updateDocument('late', { vector: Array.from(t.base.subarray(0, 16)) });
+        await writer.flush(); // the smallest segment, not in any commit yet
+      }
+      return generation;
+    };
+    await writer.forceMerge(1);
+    expect(readLatestCommit(t.dir).segments).toHaveLength(1);
+    expect(writer.mergeStats).toMatchObject({ merges: 2, docs: 600 + 601, failure: null });
+    await writer.close();
+  });
+
+  it('a forceMerge whose merge fails throws to its caller, leaves every doc in place, and leaves no rejection unhandled', async () => {
+    const t = await buildTestIndex({ n: 600, dims: 16, segmentDocs: 200, flatThreshold: 1000 });
+    roots.push(t.root);
+    const writer = await IndexWriter.open(
+      t.dir,
+      { buildSegment: segmentBuilder(Executor.get()), mergeSegments: () => Promise.reject(new Error('no space left on device')) },
+      { mergePolicy: null },
+    );
+    await expect(writer.forceMerge(1)).rejects.toThrow(/no space left/);
+    expect(readLatestCommit(t.dir).segments).toHaveLength(3);
+    expect(writer.numDocs).toBe(600);
+    await writer.close(); // an unhandled rejection would fail the run here or after
+  });
 
   it("a merge starts its graph from its largest input without deletions (#12050): that input's docs come first and only the others are inserted", async () => {
     const t = await buildTestIndex({ n: 2000, dims: 32, segmentDocs: 800, flatThreshold: 300 }); // segments of 800, 800 and 400 docs

@@ -75,6 +75,16 @@ function stringEnd(s: Uint8Array, i: number): number {
 function valueEndAt(s: Uint8Array, i: number): number {
   const c = s[i];
   if (c === QUOTE) return stringEnd(s, i);
+  if (c === OPEN_BRACKET) {
+    // A flat array without strings (a vector: ~9 KB of numbers for 768 dims) ends at the first
+    // `]`: found by the typed array's native search, then checked to hold no string or nesting.
+    const b = Buffer.from(s.buffer, s.byteOffset, s.byteLength);
+    const close = b.indexOf(CLOSE_BRACKET, i + 1);
+    if (close >= 0) {
+      const inner = b.subarray(i + 1, close);
+      if (inner.indexOf(QUOTE) < 0 && inner.indexOf(OPEN_BRACKET) < 0 && inner.indexOf(OPEN_BRACE) < 0) return close + 1;
+    }
+  }
   if (c === OPEN_BRACE || c === OPEN_BRACKET) {
     let depth = 0;
     for (let j = i; j < s.length; j++) {

@@ -20,6 +20,7 @@ import { encodeSegmentSettings, nextSegmentNumber, SEGMENT_SETTINGS_KEY, Segment
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { WriterSegment, type DocVersion, type StoredDoc } from './WriterSegment.js';
 import { TieredMergePolicy, type MergeCandidate } from './TieredMergePolicy.js';
+import { PendingChanges, type PendingDocs } from './PendingDocs.js';
 import { Translog, translogGenerations } from './Translog.js';
 import { idFromString, idToString } from '../codec/CodecUtil.js';
 
@@ -67,6 +68,12 @@ export interface IndexWriterServices {
   readonly buildSegment: SegmentBuilder;
   /** Where merges read, write and build their new segment (SegmentMergeTask: an executor worker). */
   readonly mergeSegments: SegmentMerger;
+  /**
+   * How a flush gives the thread back between slices of FLUSH_TURN_MS while it writes a segment's
+   * documents (default: one turn of the event loop). A server passes one that lets waiting
+   * searches go first.
+   */
+  readonly stepAside?: () => Promise<void>;
 }
 
 /** What a write did (Elasticsearch's `result`, `_seq_no` and `_version` of a write response). */
@@ -125,6 +132,12 @@ const BUFFERED_DOC_OVERHEAD = 200;
 const MERGE_BYTES_PER_DOC_BEYOND_VECTORS = 200;
 /** forceMerge merges at most this many segments at once (Lucene's maxMergeAtOnceExplicit). */
 const FORCE_MERGE_AT_ONCE = 30;
+/**
+ * A flush writes its documents in slices of this many milliseconds, giving the thread back
+ * between them: a segment of ~5,000 768-dim documents took 250-400 ms of the server's thread in
+ * one piece (measured in bench:ingest), which every search arriving meanwhile waited out.
+ */
+export const FLUSH_TURN_MS = 2;
 /** Graph seeds: the segment number past this (reproducible, different per segment). */
 const SEGMENT_SEED = 42;
 
@@ -181,6 +194,8 @@ export class IndexWriter {
   private tail: Promise<unknown> = Promise.resolve();
   /** A background flush's failure, thrown by the next flush or commit (the documents stay buffered). */
   private failure: unknown = null;
+  /** What the last flush, commit or merge swap that ended failed with; null once one succeeds. */
+  private lastFailure: unknown = null;
   private closed = false;
   private closing = false;
   private readonly parser: DocumentParser;
@@ -198,6 +213,8 @@ export class IndexWriter {
   private readonly mergingFiles = new Set<string>();
   /** Files of flushed and merged segments written on this thread and not fsynced yet: the next commit syncs them (DeferredSync). */
   private readonly unsynced = new Set<string>();
+  /** Writes since the last commit, for near-real-time readers (pendingDocs). */
+  private readonly pending = new PendingChanges();
   private readonly syncTimer: NodeJS.Timeout | null;
   /** What opening replayed from the translog: ops read and bytes of a torn tail cut. */
   recovered: { readonly ops: number; readonly cutBytes: number } = { ops: 0, cutBytes: 0 };
@@ -241,7 +258,7 @@ export class IndexWriter {
       if (op.seqNo <= checkpoint) continue;
       this.seqNo = Math.max(this.seqNo, op.seqNo);
       if (op.kind === 'delete') {
-        this.deleteId(op.id, op.seqNo);
+        this.pending.deleted(op.id, op.seqNo, this.deleteId(op.id, op.seqNo));
         this.bury(op.id, op.version);
       } else this.applyIndex(op.id, { ...this.parseStored(op.source, op.vector), seqNo: op.seqNo, version: op.version });
     }
@@ -313,6 +330,21 @@ export class IndexWriter {
     return this.buffer.size;
   }
 
+  /**
+   * The writes since the last commit, for a reader of that commit to add (a near-real-time view
+   * without a flush): O(ids written since) to take, the documents shared, not copied. The commit
+   * they follow is `generation`; once a newer commit is published, a new view is due.
+   */
+  pendingDocs(): PendingDocs {
+    this.ensureOpen();
+    return this.pending.snapshot(this.reader.commit.generation, this.mapping.toJSON());
+  }
+
+  /** Ids written since the last commit, and how many of them hide a committed version: the cost a near-real-time view adds to each search. */
+  get pendingWrites(): { readonly ids: number; readonly hidden: number } {
+    return { ids: this.pending.size, hidden: this.pending.hiddenCount };
+  }
+
   /** Bytes the buffered documents take (vectors, sources, overhead). */
   get ramBytesUsed(): number {
     return this.bufferBytes;
@@ -347,6 +379,15 @@ export class IndexWriter {
       if (debt > limit) return `merges are behind: ${this.segments.length} segments, ${debt} beyond the merge policy's budget (limit ${limit})`;
     }
     return null;
+  }
+
+  /**
+   * The error the last flush, commit or merge swap failed with (background ones included), null
+   * once one succeeds: why documents are waiting (a full disk), for a server to say so when it
+   * sheds writes.
+   */
+  get lastWriteFailure(): unknown {
+    return this.lastFailure;
   }
 
   /** Whether writes should wait (`backpressure` says why). */
@@ -412,7 +453,7 @@ export class IndexWriter {
     const seqNo = ++this.seqNo;
     const version = (current?.version ?? this.deletedVersion(id)) + 1;
     this.translog.add({ kind: 'delete', seqNo, version, id });
-    this.deleteId(id, seqNo);
+    this.pending.deleted(id, seqNo, this.deleteId(id, seqNo));
     this.bury(id, version);
     return { result: current === null ? 'not_found' : 'deleted', seqNo, version };
   }
@@ -564,7 +605,12 @@ export class IndexWriter {
     for (;;) {
       await this.merging;
       await this.commit(); // only committed segments merge
-      const segments = this.segments;
+      // The commit may have started a background merge of the same segments: it goes first.
+      if (this.merging !== null) continue;
+      // Only committed segments (a merge reads its inputs from the last commit): a flush may have
+      // landed since the commit, and the next turn merges it.
+      const committed = new Set(this.reader.commit.segments.map((s) => s.name));
+      const segments = this.segments.filter((s) => committed.has(s.info.name));
       const sorted = [...segments].sort((a, b) => a.info.maxDoc - a.delCount - (b.info.maxDoc - b.delCount));
       const count =
         segments.length > maxSegments
@@ -574,8 +620,13 @@ export class IndexWriter {
             : 0;
       if (count === 0) return;
       const merge = this.runMerge(sorted.slice(0, count).map((s) => s.info.name));
-      this.merging = merge.then(() => {}).finally(() => (this.merging = null));
-      if (!(await merge)) return; // a segment went away meanwhile (every doc deleted): nothing left to force
+      // Its failure is thrown below, to the caller; the tracker only says when it ended.
+      this.merging = merge.then(
+        () => {},
+        () => {},
+      );
+      void this.merging.finally(() => (this.merging = null));
+      await merge; // false: a segment went away meanwhile (every doc deleted); the next turn sees what is left
     }
   }
 
@@ -715,6 +766,7 @@ export class IndexWriter {
     await this.merging;
     await this.tail.catch(() => {});
     this.buffer.clear();
+    this.pending.clear();
     try {
       // The ops since the commit go with it: a rolled-back write must not come back on replay.
       await this.translog.close().catch(() => {});
@@ -730,30 +782,52 @@ export class IndexWriter {
     if (this.closed) throw new Error(`the IndexWriter of ${this.dir} is closed`);
   }
 
-  private serialized<T>(task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `task` after the flushes, commits and merge swaps queued before it. A caller's flush or
+   * commit first throws what a background flush failed with (`rethrow`); a background flush does
+   * not: it runs, so that a writer whose disk filled up recovers once space returns.
+   */
+  private serialized<T>(task: () => Promise<T>, rethrow = true): Promise<T> {
     const run = this.tail.then(() => {
-      if (this.failure !== null) {
+      if (rethrow && this.failure !== null) {
         const e = this.failure;
         this.failure = null;
         throw e;
       }
       return task();
     });
-    this.tail = run.catch(() => {});
+    this.tail = run.then(
+      () => {
+        this.lastFailure = null;
+      },
+      (e: unknown) => {
+        this.lastFailure = e;
+      },
+    );
     return run;
+  }
+
+  private stepAside(): Promise<void> {
+    return this.services.stepAside?.() ?? new Promise((resolve) => setImmediate(resolve));
   }
 
   /** Takes the buffer now (new adds start a new one) and writes it as a segment after the flushes before it. */
   private flushInBackground(): void {
     const taken = this.takeBuffer()!;
-    this.serialized(() => this.writeSegment(taken)).catch((e: unknown) => {
-      this.failure ??= e;
-    });
+    this.serialized(() => this.writeSegment(taken), false).then(
+      () => {
+        this.failure = null; // written: an earlier failure is no longer news
+      },
+      (e: unknown) => {
+        this.failure ??= e;
+      },
+    );
   }
 
   /** Buffers a written document under `id`, replacing any document with that id. */
   private applyIndex(id: string, written: BufferedDoc): void {
-    this.deleteId(id, written.seqNo);
+    const replaced = this.deleteId(id, written.seqNo);
+    this.pending.indexed({ id, seqNo: written.seqNo, version: written.version, vector: written.vector, source: written.source, values: written.doc.values }, replaced);
     this.buffer.set(id, written);
     this.bufferBytes += written.bytes;
     if (this.bufferBytes >= this.options.ramBufferBytes) this.flushInBackground();
@@ -777,14 +851,16 @@ export class IndexWriter {
     return { vector: parsed.vector, source: stored, doc: { source: stored, values: parsed.values }, bytes: parsed.vector.byteLength + stored.byteLength + BUFFERED_DOC_OVERHEAD };
   }
 
-  /** Removes `id` wherever it lives (by the op `seqNo`); true when a live document had it. */
+  /**
+   * Removes `id` wherever it lives (by the op `seqNo`); true when a live document had it in a
+   * flush or a segment, where a commit may hold it (one only in the buffer is in no commit).
+   */
   private deleteId(id: string, seqNo: number): boolean {
     let found = false;
     const buffered = this.buffer.get(id);
     if (buffered !== undefined) {
       this.buffer.delete(id);
       this.bufferBytes -= buffered.bytes;
-      found = true;
     }
     for (const f of this.flushing) {
       if (f.docs.has(id) && !f.deleted.has(id)) {
@@ -817,7 +893,14 @@ export class IndexWriter {
     taken.started = true;
     const writer = new SegmentWriter(this.settings, `_${(this.nextSegment++).toString(36)}`);
     try {
-      for (const [id, d] of taken.docs) writer.addDocument(id, d.vector, d.doc, d);
+      let slice = performance.now();
+      for (const [id, d] of taken.docs) {
+        writer.addDocument(id, d.vector, d.doc, d);
+        if (performance.now() - slice >= FLUSH_TURN_MS) {
+          await this.stepAside();
+          slice = performance.now();
+        }
+      }
       const { info, build } = deferringSync(this.unsynced, () => writer.finish(this.mapping, SEGMENT_SEED + this.nextSegment, new Int32Array(new SharedArrayBuffer(8))));
       await this.services.buildSegment(build);
       const segment = WriterSegment.flushed(info, [...taken.docs.keys()], [...taken.docs.values()]);
@@ -874,6 +957,7 @@ export class IndexWriter {
     const next = DirectoryReader.open(this.dir);
     this.reader.close();
     this.reader = next;
+    this.pending.committed(checkpoint);
     // Deletions by ops after the checkpoint are not in this commit: they carry over to the
     // segments read back from it, for the next commit.
     const late = new Map(this.segments.map((s) => [s.info.name, s.unwrittenDeletions()]));

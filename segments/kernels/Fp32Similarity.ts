@@ -17,6 +17,8 @@ export class Fp32Similarity {
   private released = false;
   /** Scores `vectors[off .. off + dims)` against the target. */
   readonly score: (vectors: Float32Array, off: number) => number;
+  /** Scores the vector at byte address `ptr` of the kernels' memory against the target (no copy). */
+  readonly scoreAt: (ptr: number) => number;
 
   constructor(
     private readonly k: Kernels,
@@ -32,14 +34,16 @@ export class Fp32Similarity {
     const { targetPtr, docPtr, docBase } = this;
     // A memcpy (set of a subarray view) is ~10x the element loop for a 4 KiB vector.
     const copy = (v: Float32Array, off: number) => k.f32().set(v.subarray(off, off + dims), docBase);
-    this.score =
+    this.scoreAt =
       similarity === 0
-        ? (v, off) => (copy(v, off), f(1 / f(1 + k.squareDistance(targetPtr, docPtr, dims))))
+        ? (ptr) => f(1 / f(1 + k.squareDistance(targetPtr, ptr, dims)))
         : similarity === 1
-          ? (v, off) => (copy(v, off), normalizeToUnitInterval(k.dot(targetPtr, docPtr, dims)))
+          ? (ptr) => normalizeToUnitInterval(k.dot(targetPtr, ptr, dims))
           : similarity === 2
-            ? (v, off) => (copy(v, off), normalizeToUnitInterval(k.cosine(targetPtr, docPtr, dims)))
-            : (v, off) => (copy(v, off), scaleMaxInnerProductScore(k.dot(targetPtr, docPtr, dims)));
+            ? (ptr) => normalizeToUnitInterval(k.cosine(targetPtr, ptr, dims))
+            : (ptr) => scaleMaxInnerProductScore(k.dot(targetPtr, ptr, dims));
+    const { scoreAt } = this;
+    this.score = (v, off) => (copy(v, off), scoreAt(docPtr));
   }
 
   release(): void {

@@ -16,7 +16,8 @@ import { FilterQuery } from '../../query/filter/FilterQuery.js';
 import { FilterCache } from '../../query/filter/FilterCache.js';
 import { FixedBitSet, NO_MORE_DOCS } from '../../query/filter/FixedBitSet.js';
 import { DocValuesFilterLeaf, type FieldTypes } from '../../query/filter/DocValuesFilterLeaf.js';
-import { fetchDocuments, NO_FETCH, type FetchContext, type FetchOptions } from '../../query/fetch/FetchPhase.js';
+import { fetchDocuments, NO_FETCH, type FetchContext } from '../../query/fetch/FetchPhase.js';
+import { fetchOptions } from './fetchOptions.js';
 import { LOAD_SEGMENTS } from '../../query/knn/knnSlice.js';
 import { RescoreTopNQuery } from '../../query/RescoreTopNQuery.js';
 import type { PrefetchPolicyName } from '../../query/prefetch/PrefetchPolicy.js';
@@ -132,22 +133,6 @@ const SEARCH_OPTION_KEYS: Readonly<Record<keyof SearchOptions, true>> = {
 };
 
 /** What hits carry, from the search's (or a get's) source / fields / docvalue_fields options. */
-function fetchOptions(o: GetOptions): FetchOptions {
-  const s = o.source;
-  const fields = o.fields ?? [];
-  const docvalueFields = (o.docvalueFields ?? []).map((f) => (typeof f === 'string' ? { field: f } : f));
-  if ((s === undefined || s === false) && fields.length === 0 && docvalueFields.length === 0) return NO_FETCH;
-  const source: FetchOptions['source'] =
-    s === undefined || s === false
-      ? false
-      : s === true
-        ? { includes: [], excludes: [] }
-        : Array.isArray(s)
-          ? { includes: s as readonly string[], excludes: [] }
-          : { includes: (s as { includes?: readonly string[] }).includes ?? [], excludes: (s as { excludes?: readonly string[] }).excludes ?? [] };
-  const excludeVectors = typeof s === 'object' && !Array.isArray(s) ? (s as { excludeVectors?: boolean }).excludeVectors !== false : true;
-  return { source, excludeVectors, fields, docvalueFields };
-}
 
 /** The filter's accepted docs per leaf, computed once for this search (the facade and the query both ask), and the time that took. */
 function onceForThisSearch(filter: KnnFilter): KnnFilter & { readonly ms: number } {
@@ -456,6 +441,11 @@ class SearchableIndex implements VectorIndex {
         return { doc, ...f! };
       },
     };
+  }
+
+  /** The generation of the commit served (a prescore index directory), else null. */
+  commitGeneration(): number | null {
+    return this.reader instanceof DirectoryReader ? this.reader.commit.generation : null;
   }
 
   /** False once the directory holds a newer commit than this index serves (also when the reader cannot tell). */

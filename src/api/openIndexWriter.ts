@@ -1,17 +1,26 @@
 import { IndexWriter, type IndexWriterOptions } from '../../segments/index/IndexWriter.js';
 import type { TaskExecutor } from '../../query/executor/TaskExecutor.js';
 import { Executor } from '../executor/Executor.js';
+import { stepAsideForSearches } from '../../query/CallerThread.js';
 import { segmentBuilder, segmentMerger } from '../executor/tasks.js';
 
-/** IndexWriterOptions, and the executor that builds flushed segments. */
+/** IndexWriterOptions, and the executor that builds flushed segments and merges. */
 export interface OpenIndexWriterOptions extends IndexWriterOptions {
-  /** Where flushed segments get their codes and graphs; default the process-wide executor. */
+  /** Where flushed segments get their codes and graphs, and merges run; default the process-wide background pool (Executor.background), apart from searches. */
   readonly executor?: TaskExecutor;
 }
 
+/** The background pool, looked up at each task (a pool shut down with the last open index is made again). */
+const BACKGROUND: TaskExecutor = {
+  get threads() {
+    return Executor.background().threads;
+  },
+  run: (task, args, options) => Executor.background().run(task, args, options),
+};
+
 /**
- * An IndexWriter on `dir` whose flushed segments are quantized and get their graphs on the
- * executor's workers, as `prescore build`'s do.
+ * An IndexWriter on `dir` whose flushed segments are quantized and get their graphs, and whose
+ * merges run, on worker threads of their own (not the search executor's).
  *
  * @example
  * ```ts
@@ -24,6 +33,6 @@ export interface OpenIndexWriterOptions extends IndexWriterOptions {
  */
 export function openIndexWriter(dir: string, options: OpenIndexWriterOptions = {}): Promise<IndexWriter> {
   const { executor, ...writer } = options;
-  const pool = executor ?? Executor.get();
-  return IndexWriter.open(dir, { buildSegment: segmentBuilder(pool), mergeSegments: segmentMerger(pool) }, writer);
+  const pool = executor ?? BACKGROUND;
+  return IndexWriter.open(dir, { buildSegment: segmentBuilder(pool), mergeSegments: segmentMerger(pool), stepAside: stepAsideForSearches }, writer);
 }

@@ -158,7 +158,10 @@ export interface IndexDescription {
   readonly field: string;
   readonly similarity: string;
   readonly dims: number;
+  /** Docs in the segments (deleted ones included, as Lucene's maxDoc), plus those written since the last commit. */
   readonly docs: number;
+  /** Docs written since the last commit and searched without a segment (PendingDocsIndex); absent: none. */
+  readonly pendingDocs?: number;
   readonly segments: readonly SegmentDescription[];
   readonly bytes: { readonly vectors: number; readonly codes: number; readonly graph: number; readonly total: number };
   /** Fraction of fp32 vector pages currently in the page cache (mincore), in [0, 1]. */
@@ -213,6 +216,8 @@ export interface VectorIndex {
    * tell); a server then reopens it on `POST /:index/_refresh` or SIGHUP. Absent: never reopened.
    */
   isCurrent?(): boolean;
+  /** The generation of the commit this index serves (a prescore index directory); null or absent: it has none. */
+  commitGeneration?(): number | null;
   /** Releases mappings and, if this was the last open index, the executor. */
   close(): Promise<void>;
   /** The index's mapping as Elasticsearch shows it (`GET /:index/_mapping`); null when none is known. */

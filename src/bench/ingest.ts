@@ -18,8 +18,8 @@
  * 3. while they write: a search every 50 ms (knn, k=10) and, every 2 s, a marker document whose
  *    time from acknowledgement to visibility (`_count` on its id, polled every 10 ms) is the
  *    refresh-to-visible latency; then the same searches on the idle server;
- * 4. a metadata-only update: 1,000 `_update`s of one field, and the bytes the server wrote
- *    (`/proc/<pid>/io` write_bytes) per update.
+ * 4. a metadata-only update: 1,000 `_update`s of one field, then `_flush` (a commit), and the bytes
+ *    the server wrote (`/proc/<pid>/io` write_bytes) per update.
  *
  * and (phase `recall`) recall after deletes and a merge, against a fresh build of what is left:
  * 5. index A: the batch build of step 1 (built for this phase when `ingest` does not run); an
@@ -34,7 +34,8 @@
  *
  *   npm run bench:ingest -- --sizes 100000x768 --phases recall [--seed 42]
  *
- * One JSON line with every figure is printed before the tables.
+ * One JSON line with every figure is printed before the tables. PRESCORE_SERVER_NODE_ARGS passes
+ * node flags to the server under test (e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile it).
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
@@ -593,7 +594,17 @@ async function writeOverHttp(ds: BenchDataset, vectors: Float32Array, fields: st
   });
   await creator.close();
   const server = await ColdServer.start({
-    argv: [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', liveDir, '--port', '0', '--name', 'live'],
+    argv: [
+      ...(process.env.PRESCORE_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      join(packageRoot(), 'bin', 'prescore.js'),
+      'serve',
+      '--index',
+      liveDir,
+      '--port',
+      '0',
+      '--name',
+      'live',
+    ],
     coldFiles: [],
     limit: { kind: 'fixed', bytes: 0 },
     cgroup: { ok: false, reason: 'warm' },
@@ -677,7 +688,17 @@ async function writeOverHttp(ds: BenchDataset, vectors: Float32Array, fields: st
       }
     };
     process.stderr.write(`bench:ingest ${ds.name}: _bulk x ${CLIENTS} clients, ${BATCH} docs per request\n`);
-    const background = [searcher(busy, () => writing), markers()];
+    // A failed search or marker ends the run, after the server is stopped (the finally below): a
+    // rejection left unhandled until the clients finished took the bench down with the server
+    // still running.
+    let backgroundError: unknown = null;
+    const background = [searcher(busy, () => writing), markers()].map((p) =>
+      p.catch((e: unknown) => {
+        backgroundError ??= e;
+        writing = false;
+        next = ds.n; // the clients stop at their next batch
+      }),
+    );
     const progress = setInterval(() => process.stderr.write(`  ${next} / ${ds.n} sent\n`), 10_000);
     try {
       await Promise.all(Array.from({ length: CLIENTS }, client));
@@ -689,6 +710,7 @@ async function writeOverHttp(ds: BenchDataset, vectors: Float32Array, fields: st
     clearInterval(progress);
     writing = false;
     await Promise.all(background);
+    if (backgroundError !== null) throw backgroundError;
     await post('/live/_refresh', '{}');
 
     // 3. The same searches on the idle server.
@@ -702,7 +724,8 @@ async function writeOverHttp(ds: BenchDataset, vectors: Float32Array, fields: st
     const written = () => Number(/write_bytes: (\d+)/.exec(readFileSync(`/proc/${server.pid}/io`, 'utf8'))![1]);
     const w0 = written();
     for (let i = 0; i < 1000; i++) await post(`/live/_update/${i * 7}`, JSON.stringify({ doc: { u: 0.5 } }));
-    await post('/live/_refresh', '{}');
+    // Committed, so that the bytes count the segment the updates are written to, not the translog only.
+    await post('/live/_flush', '{}');
     const bytesPerMetadataUpdate = (written() - w0) / 1000;
     const [seen, whileWriting, afterwards] = [summarize(visible), summarize(busy), summarize(idle)];
     return {

@@ -20,6 +20,7 @@ export interface ExecutorOptions {
  */
 export class Executor implements TaskExecutor {
   private static shared: Executor | undefined;
+  private static backgroundShared: Executor | undefined;
   private readonly pool: WorkerPool;
   private readonly releaseBoard = createReleaseBoard();
   readonly threads: number;
@@ -37,6 +38,19 @@ export class Executor implements TaskExecutor {
   static get(options: ExecutorOptions = {}): Executor {
     if (!Executor.shared) Executor.shared = new Executor(options);
     return Executor.shared;
+  }
+
+  /**
+   * The pool an IndexWriter's background work runs on: the codes and graphs of flushed segments,
+   * and merges. Apart from the search executor, as Lucene's ConcurrentMergeScheduler runs merges
+   * on threads of their own: a merge holds its worker for as long as it builds the merged graph
+   * (minutes for 500k docs), and searches queued behind it on a shared pool timed out (1M x 768
+   * through `_bulk`: a search took over 10 s). Two threads, so a flush's build never waits
+   * behind the one merge that runs at a time; the OS shares the cores between both pools.
+   */
+  static background(): Executor {
+    if (!Executor.backgroundShared) Executor.backgroundShared = new Executor({ threads: BACKGROUND_THREADS });
+    return Executor.backgroundShared;
   }
 
   /** True when the shared executor exists (e.g. to decide whether close() must destroy it). */
@@ -63,20 +77,27 @@ export class Executor implements TaskExecutor {
     return this.pool.pending;
   }
 
-  /** Destroys the shared pool (tests, CLI exit). A later get() creates a new one. */
+  /** Destroys the shared pools (tests, CLI exit). A later get() or background() creates a new one. */
   static async shutdown(): Promise<void> {
-    const e = Executor.shared;
+    const pools = [Executor.shared, Executor.backgroundShared];
     Executor.shared = undefined;
-    if (!e) return;
+    Executor.backgroundShared = undefined;
+    await Promise.all(pools.map((e) => e?.destroy()));
+  }
+
+  private async destroy(): Promise<void> {
     // Every worker must have finished loading its modules before it is terminated: a worker torn
     // down mid-load (a pool shut down right after an open failed, before the second worker had
     // loaded) aborted the whole process with a V8 fatal error, in require(esm) or in koffi's
     // library load (test/arenas.test.ts: 3 of 41 runs). One short ping per thread, run
     // concurrently, lands on every worker and answers only once it has loaded.
-    await Promise.all(Array.from({ length: e.threads }, () => e.pool.run(PING, { sleepMs: 5 }))).catch(() => {});
-    await e.pool.destroy();
+    await Promise.all(Array.from({ length: this.threads }, () => this.pool.run(PING, { sleepMs: 5 }))).catch(() => {});
+    await this.pool.destroy();
   }
 }
+
+/** Threads of the background pool: one for the merge that runs at a time, one for flushed segments' builds. */
+const BACKGROUND_THREADS = 2;
 
 /** The executor's thread count when none is given: PRESCORE_THREADS, else the available parallelism. */
 export function defaultExecutorThreads(): number {

@@ -1,5 +1,7 @@
 import type { GetOptions, IndexDescription, IndexedDoc, KnnFilter, SearchOptions, SearchResult, VectorIndex } from '../api/types.js';
 import type { FilterQuery } from '../../query/filter/FilterQuery.js';
+import type { PendingDocs } from '../../segments/index/PendingDocs.js';
+import { PendingDocsIndex } from '../api/PendingDocsIndex.js';
 
 /** What a refresh did. */
 export interface RefreshOutcome {
@@ -20,6 +22,10 @@ export class IncompatibleRefreshError extends Error {
 /** One open reader and the searches still running on it. */
 interface Generation {
   readonly index: VectorIndex;
+  /** What searches see: `index`, or `index` plus the writes since its commit (a PendingDocsIndex over it). */
+  view: VectorIndex;
+  /** `index.describe()` at open: the field, similarity and doc count a view over it reads. */
+  readonly description: Promise<IndexDescription>;
   readonly shape: Shape;
   running: number;
   retired: boolean;
@@ -44,6 +50,8 @@ interface Shape {
 export class ReopeningIndex implements VectorIndex {
   private current: Generation;
   private refreshing: Promise<RefreshOutcome> | null = null;
+  /** Whether the running refresh takes the writer's writes. */
+  private refreshingWithWrites = false;
   private closedFlag = false;
 
   private constructor(
@@ -51,7 +59,7 @@ export class ReopeningIndex implements VectorIndex {
     shape: Shape,
     private readonly reopen: () => Promise<VectorIndex>,
   ) {
-    this.current = { index: first, shape, running: 0, retired: false, closed: null };
+    this.current = { index: first, view: first, description: first.describe(), shape, running: 0, retired: false, closed: null };
   }
 
   /** Wraps `first`; `reopen` opens the directory again at its newest commit. */
@@ -60,18 +68,18 @@ export class ReopeningIndex implements VectorIndex {
   }
 
   get name(): string {
-    return this.current.index.name;
+    return this.current.view.name;
   }
 
   get dims(): number {
-    return this.current.index.dims;
+    return this.current.view.dims;
   }
 
   async search(vector: Float32Array | readonly number[], options: SearchOptions): Promise<SearchResult> {
     const generation = this.current;
     generation.running++;
     try {
-      return await generation.index.search(vector, options);
+      return await generation.view.search(vector, options);
     } finally {
       generation.running--;
       if (generation.retired && generation.running === 0) void this.closeGeneration(generation);
@@ -83,7 +91,7 @@ export class ReopeningIndex implements VectorIndex {
     const generation = this.current;
     generation.running++;
     try {
-      return await fn(generation.index);
+      return await fn(generation.view);
     } finally {
       generation.running--;
       if (generation.retired && generation.running === 0) void this.closeGeneration(generation);
@@ -91,7 +99,7 @@ export class ReopeningIndex implements VectorIndex {
   }
 
   mapping(): Record<string, unknown> | null {
-    return this.current.index.mapping?.() ?? null;
+    return this.current.view.mapping?.() ?? null;
   }
 
   get(id: string, options?: GetOptions): Promise<IndexedDoc | null> {
@@ -113,30 +121,69 @@ export class ReopeningIndex implements VectorIndex {
   }
 
   describe(): Promise<IndexDescription> {
-    return this.current.index.describe();
+    return this.current.view.describe();
   }
 
   isCurrent(): boolean {
     return this.current.index.isCurrent?.() ?? true;
   }
 
+  commitGeneration(): number | null {
+    return this.current.index.commitGeneration?.() ?? null;
+  }
+
   /**
-   * Opens the newest commit if the served one is stale and swaps readers. Concurrent calls share
+   * Opens the newest commit if the served one is stale and swaps readers; with `pending` (the
+   * index's writer's writes since its last commit: IndexWriter.pendingDocs), searches then see
+   * those writes too, without a commit (Lucene's near-real-time reader). Concurrent calls share
    * one reopen. On failure the old reader keeps serving and the error is thrown.
    */
-  refresh(): Promise<RefreshOutcome> {
+  refresh(pending?: () => PendingDocs): Promise<RefreshOutcome> {
     if (this.closedFlag) return Promise.reject(new Error(`index ${this.name} is closed`));
-    this.refreshing ??= this.doRefresh().finally(() => (this.refreshing = null));
+    // A refresh running without the writer's writes (SIGHUP) does not do for one that brings them.
+    if (this.refreshing !== null && pending !== undefined && !this.refreshingWithWrites) return this.refreshing.catch(() => {}).then(() => this.refresh(pending));
+    if (this.refreshing === null) {
+      this.refreshingWithWrites = pending !== undefined;
+      this.refreshing = this.doRefresh(pending).finally(() => (this.refreshing = null));
+    }
     return this.refreshing;
   }
 
-  private async doRefresh(): Promise<RefreshOutcome> {
-    const old = this.current;
-    if (old.index.isCurrent?.() === true) return { refreshed: false, docs: (await old.index.describe()).docs };
+  private async doRefresh(pending: (() => PendingDocs) | undefined): Promise<RefreshOutcome> {
+    for (let attempt = 1; ; attempt++) {
+      const old = this.current;
+      const opened = old.index.isCurrent?.() === true ? null : await this.openNext(old);
+      const next = opened?.index ?? null;
+      const base = next ?? old.index;
+      const description = opened?.description ?? old.description;
+      const writes = pending?.();
+      // The writer may commit while the newest commit is opened: the writes taken must follow the
+      // commit served, so open again until they do (a commit takes far longer than an open).
+      if (writes !== undefined && base.commitGeneration?.() !== writes.generation) {
+        await next?.close();
+        if (attempt < MAX_REOPENS_PER_REFRESH) continue;
+        throw new Error(`index ${this.name}: the writer's commit ${writes.generation} is not the directory's newest (served: ${base.commitGeneration?.()})`);
+      }
+      // The view is built before the swap: a write searchable before the refresh stays searchable
+      // through it (the new commit may not hold it yet; then the view does).
+      const view = writes === undefined ? (next ?? old.view) : writes.docs.length === 0 && writes.hiddenIds.length === 0 ? base : new PendingDocsIndex(base, writes, description);
+      const refreshed = next !== null || view !== old.view;
+      if (old.view !== view) retireView(old.view);
+      if (next === null) old.view = view;
+      else {
+        this.current = { index: next, view, description, shape: old.shape, running: 0, retired: false, closed: null };
+        old.retired = true;
+        if (old.running === 0) void this.closeGeneration(old);
+      }
+      return { refreshed, docs: (await description).docs + (view instanceof PendingDocsIndex ? view.pending.docs.length : 0) };
+    }
+  }
+
+  /** The newest commit, opened beside `old` and checked to serve the same field. */
+  private async openNext(old: Generation): Promise<{ readonly index: VectorIndex; readonly description: Promise<IndexDescription> }> {
     const next = await this.reopen();
-    let description: IndexDescription;
     try {
-      description = await next.describe();
+      const description = await next.describe();
       const shape = shapeOf(description);
       const changed = (['field', 'similarity', 'dims'] as const).filter((k) => shape[k] !== old.shape[k]);
       if (changed.length > 0) {
@@ -144,17 +191,15 @@ export class ReopeningIndex implements VectorIndex {
         throw new IncompatibleRefreshError(`the new commit changes the served field (${what}); restart the server to serve it`);
       }
       if (this.closedFlag) throw new Error(`index ${this.name} was closed during the refresh`);
+      return { index: next, description: Promise.resolve(description) };
     } catch (e) {
       await next.close();
       throw e;
     }
-    this.current = { index: next, shape: old.shape, running: 0, retired: false, closed: null };
-    old.retired = true;
-    if (old.running === 0) void this.closeGeneration(old);
-    return { refreshed: true, docs: description.docs };
   }
 
   private closeGeneration(generation: Generation): Promise<void> {
+    retireView(generation.view);
     generation.closed ??= generation.index.close();
     return generation.closed;
   }
@@ -167,6 +212,14 @@ export class ReopeningIndex implements VectorIndex {
     await this.closeGeneration(this.current);
   }
 }
+
+/** A view replaced by a newer one frees what it holds once its searches end. */
+function retireView(view: VectorIndex): void {
+  if (view instanceof PendingDocsIndex) view.retire();
+}
+
+/** A refresh opens the newest commit at most this many times to catch up with a writer's commits. */
+const MAX_REOPENS_PER_REFRESH = 5;
 
 function shapeOf(d: IndexDescription): Shape {
   return { field: d.field, similarity: d.similarity, dims: d.dims };

@@ -421,6 +421,7 @@ export const ROUTES: readonly (readonly [string, string, readonly string[]])[] =
   ['/:index/_update/:id', '/:index/_update/:id', ['POST']],
   ['/_bulk', '/_bulk', ['POST', 'PUT']],
   ['/:index/_forcemerge', '/:index/_forcemerge', ['POST']],
+  ['/:index/_flush', '/:index/_flush', ['GET', 'POST']],
   ['/_cluster/health', '/_cluster/health', ['GET', 'HEAD']],
   ['/_cluster/health/:index', '/_cluster/health', ['GET', 'HEAD']],
   ['/_cat/indices', '/_cat/indices', ['GET', 'HEAD']],

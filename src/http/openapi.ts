@@ -418,14 +418,14 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
       '/{index}/_refresh': {
         get: {
           operationId: 'refreshGet',
-          summary: 'Make every write searchable (commit, then reopen the index)',
+          summary: 'Make every write searchable (the newest commit plus the writes since)',
           tags: ['index'],
           requestParams: { path: indexParam },
           responses: { '200': { description: 'Refreshed (or already current)', content: json(refreshResponseSchema) }, ...errors('400', '404', '405', '409', '500') },
         },
         post: {
           operationId: 'refresh',
-          summary: 'Reopen the index at its newest commit',
+          summary: 'Make every write searchable: reopen the index at its newest commit, with the writes since',
           description: "As Elasticsearch's refresh: searches already running finish on the old reader. SIGHUP does the same.",
           tags: ['index'],
           requestParams: { path: indexParam },
@@ -619,6 +619,21 @@ export function openApiDocument(settings: OpenApiSettings): ReturnType<typeof cr
           },
         },
       },
+      '/{index}/_flush': Object.fromEntries(
+        (['get', 'post'] as const).map((method) => [
+          method,
+          {
+            operationId: method === 'get' ? 'flushGet' : 'flush',
+            summary: 'Commit what only the translog holds (Elasticsearch flush): the writes since the last commit become segments',
+            tags: ['index'],
+            requestParams: { path: indexParam },
+            responses: {
+              '200': { description: 'Committed', content: json(z.object({ _shards: z.object({ total: z.int(), successful: z.int(), failed: z.int() }) })) },
+              ...errors('404', '405', '429'),
+            },
+          },
+        ]),
+      ),
       '/{index}/_bulk': { post: bulkOperation('bulkIndex', indexParam), put: bulkOperation('bulkIndexPut', indexParam) },
       '/_cluster/health': { get: clusterHealthOperation('clusterHealth', undefined) },
       '/_cluster/health/{index}': { get: clusterHealthOperation('indexHealth', indexParam) },

@@ -9,6 +9,7 @@
  * translog (one fdatasync shared by concurrent requests); `?refresh=true|wait_for` makes it
  * searchable before the answer, otherwise the next scheduled refresh does (1 s).
  * `POST /:index/_forcemerge?max_num_segments=N` merges the segments down to N (default 1).
+ * `POST /:index/_flush` commits what only the translog holds (Elasticsearch's flush).
  */
 import type { Context, Hono } from 'hono';
 import { DocumentError } from '../../segments/document/DocumentParser.js';
@@ -122,6 +123,16 @@ export function mountWriteRoutes(app: App, deps: WriteRouteDeps): void {
     return c.json({ _shards: SHARDS });
   });
 
+  // Elasticsearch's flush: what only the translog holds is committed to segments. GET too, as ES takes both.
+  app.on(['GET', 'POST'], '/:index/_flush', async (c) => {
+    c.set('route', '/:index/_flush');
+    const served = resolveIndex(deps.catalog, c.req.param('index'));
+    // An index never written to (no writer open) holds nothing beyond its commit.
+    const writer = await served.writes?.openedWriter();
+    if (writer) await orDiskFull(writer.commit(), served.name);
+    return c.json({ _shards: SHARDS });
+  });
+
   const bulk = async (c: Context) => {
     c.set('route', '/_bulk');
     const target = c.req.param('index');
@@ -208,6 +219,10 @@ function shed({ name, writer }: Writing): HttpError | null {
   const why = writer.backpressure;
   if (why === null) return null;
   writer.catchUp();
+  // Documents wait because the disk is full (their segment could not be written): say so, as
+  // Elasticsearch's flood-stage block does, rather than that writes outrun the flushes.
+  const full = writer.lastWriteFailure === null ? null : diskFull(writer.lastWriteFailure, name);
+  if (full !== null) return full;
   return new HttpError(429, 'es_rejected_execution_exception', `rejected execution of a write on [${name}]: ${why}; retry later`, {}, { 'Retry-After': '1' });
 }
 
