@@ -57,6 +57,7 @@ export {
   type WriteResult,
 } from '../segments/index/IndexWriter.js';
 export type { SegmentBuildParameters } from '../segments/index/SegmentWriter.js';
+export { DEFAULT_GRAPH_MERGE, type GraphMerge } from '../segments/index/SegmentMergeTask.js';
 export { TieredMergePolicy, type TieredMergePolicyOptions, type MergeCandidate } from '../segments/index/TieredMergePolicy.js';
 export type { DocVersion, StoredDoc } from '../segments/index/WriterSegment.js';
 export type { DenseVectorSimilarity } from '../segments/document/FieldMapping.js';

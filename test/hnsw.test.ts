@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { HnswGraphBuilder } from '../segments/hnsw/HnswGraphBuilder.js';
+import { JOIN_COVER, joinSet } from '../segments/hnsw/JoinSet.js';
 import { exactSearch, HnswGraphSearcher, searchGraph } from '../segments/hnsw/HnswGraphSearcher.js';
 import { NeighborQueue, nextUpFloat } from '../segments/hnsw/NeighborQueue.js';
 import { OnHeapHnswGraph } from '../segments/hnsw/OnHeapHnswGraph.js';
@@ -181,12 +182,106 @@ describe('HnswGraphBuilder + HnswGraphSearcher', () => {
     expect(recall(initialized)).toBeGreaterThanOrEqual(recall(rebuilt) - 0.01);
   });
 
+  it('a graph merged through join sets (apache/lucene #14331) from three inputs, one with deleted docs, searches as well and searches less while inserting', () => {
+    // Inputs: [0, 800) taken over, [800, 1400) joined, [1400, 2000) joined with every 5th doc deleted.
+    const cut = (from: number, to: number) => data.subarray(from * dim, to * dim);
+    const graphOf = (v: Float32Array) => new HnswGraphBuilder(new Fp32ScorerSupplier(v, dim, VectorSimilarityFunction.DOT_PRODUCT)).build();
+    const [a, b, c] = [graphOf(cut(0, 800)), graphOf(cut(800, 1400)), graphOf(cut(1400, 2000))];
+    const deleted = (o: number) => o % 5 === 0;
+    const liveC = Array.from({ length: 600 }, (_, o) => o).filter((o) => !deleted(o));
+    const merged = new Float32Array((1400 + liveC.length) * dim);
+    merged.set(cut(0, 1400));
+    liveC.forEach((o, i) => {
+      merged.set(cut(1400 + o, 1401 + o), (1400 + i) * dim);
+    });
+    const mergedSupplier = new Fp32ScorerSupplier(merged, dim, VectorSimilarityFunction.DOT_PRODUCT);
+    const size = mergedSupplier.maxOrd;
+
+    const joined = new HnswGraphBuilder(mergedSupplier);
+    joined.initializeFrom(a);
+    joined.addGraph(
+      b,
+      Int32Array.from({ length: 600 }, (_, o) => 800 + o),
+      50,
+    );
+    let next = 1400;
+    joined.addGraph(
+      c,
+      Int32Array.from({ length: 600 }, (_, o) => (deleted(o) ? -1 : next++)),
+      50,
+    );
+    const largestOnly = new HnswGraphBuilder(mergedSupplier);
+    largestOnly.initializeFrom(a);
+    const fresh = new HnswGraphBuilder(mergedSupplier);
+    const [g, g1, g0] = [joined.build(), largestOnly.build(), fresh.build()];
+    checkInvariants(g);
+    expect(g.size()).toBe(size);
+    expect(joined.searchVisits).toBeLessThan(largestOnly.searchVisits * 0.75);
+    const recall = (graph: OnHeapHnswGraph) => {
+      const searcher = new HnswGraphSearcher(size);
+      let hits = 0;
+      const nq = queries.length / dim;
+      for (let q = 0; q < nq; q++) {
+        const scorer = mergedSupplier.queryScorer(queries.subarray(q * dim, (q + 1) * dim));
+        const exact = new Set(bruteForce(scorer, 10).ords);
+        for (const o of searcher.search(scorer, graph, 10, 100).ords) if (exact.has(o)) hits++;
+      }
+      return hits / (nq * 10);
+    };
+    expect(recall(g)).toBeGreaterThanOrEqual(Math.min(recall(g1), recall(g0)) - 0.01);
+    // Every node is reachable from the entry node on level 0.
+    const seen = new Uint8Array(size);
+    const stack = [g.entryNode];
+    seen[g.entryNode] = 1;
+    while (stack.length > 0) {
+      for (const x of g.getNeighbors(0, stack.pop()!)) {
+        if (seen[x] === 1) continue;
+        seen[x] = 1;
+        stack.push(x);
+      }
+    }
+    expect(seen.reduce((s, x) => s + x, 0)).toBe(size);
+  });
+
+  it('a join set covers its graph: every live node outside it has two neighbours in it; deleted nodes are neither', () => {
+    const ordMap = Int32Array.from({ length: n }, (_, o) => (o % 7 === 3 ? -1 : o));
+    const mark = joinSet(graph.store(0), n, ordMap);
+    let inSet = 0;
+    for (let o = 0; o < n; o++) {
+      if (ordMap[o] === -1) {
+        expect(mark[o]).toBe(2);
+        continue;
+      }
+      if (mark[o] === 1) {
+        inSet++;
+        continue;
+      }
+      const inJoin = Array.from(graph.getNeighbors(0, o)).filter((u) => mark[u] === 1).length;
+      expect(inJoin, `node ${o}`).toBeGreaterThanOrEqual(JOIN_COVER);
+    }
+    expect(inSet).toBeLessThan(n * 0.6); // far fewer searches than nodes
+    expect(inSet).toBeGreaterThan(0);
+  });
+
   it('refuses to start from a graph of another M, or once nodes were added', () => {
     const other = new HnswGraphBuilder(new Fp32ScorerSupplier(data.subarray(0, 100 * dim), dim, VectorSimilarityFunction.DOT_PRODUCT), { M: 8 }).build();
     expect(() => new HnswGraphBuilder(supplier).initializeFrom(other)).toThrow(/built with M 8, this builder with 16/);
     const started = new HnswGraphBuilder(supplier);
     started.addGraphNode(0);
     expect(() => started.initializeFrom(graph)).toThrow(/before any node is added/);
+  });
+
+  it('refuses a graph whose live nodes are not the next ordinals, or a light beam that is not a positive integer', () => {
+    const small = new HnswGraphBuilder(new Fp32ScorerSupplier(data.subarray(0, 100 * dim), dim, VectorSimilarityFunction.DOT_PRODUCT)).build();
+    const identity = Int32Array.from({ length: 100 }, (_, o) => o);
+    expect(() =>
+      new HnswGraphBuilder(supplier).addGraph(
+        small,
+        identity.map((o) => o + 1),
+      ),
+    ).toThrow(/node 0 maps to 1, expected 0/);
+    expect(() => new HnswGraphBuilder(supplier).addGraph(small, identity.subarray(1))).toThrow(/99 entries for a graph of 100 nodes/);
+    expect(() => new HnswGraphBuilder(supplier).addGraph(small, identity, Number.NaN)).toThrow(/lightBeamWidth must be a positive integer, got NaN/);
   });
 
   it('honours acceptOrds (predicate, Bits, bitset words) and the visit limit', () => {

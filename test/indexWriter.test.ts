@@ -388,6 +388,7 @@ describe("IndexWriter's merges", () => {
     const deleted = Array.from({ length: 400 }, (_, i) => String(i * 5));
     writer.deleteDocuments(...deleted);
     await writer.forceMerge(1);
+    expect(writer.mergeStats).toMatchObject({ docsFromGraph: 0, docsJoined: 1600 }); // every input has deletes: none taken over, all joined
     const segments = readLatestCommit(t.dir).segments;
     expect(segments).toHaveLength(1);
     expect(segments[0]).toMatchObject({ maxDoc: 1600, delCount: 0, hasGraph: true });
@@ -440,13 +441,14 @@ describe("IndexWriter's merges", () => {
     await writer.close(); // an unhandled rejection would fail the run here or after
   });
 
-  it("a merge starts its graph from its largest input without deletions (#12050): that input's docs come first and only the others are inserted", async () => {
+  it("a merge starts its graph from its largest input without deletions (#12050): that input's docs come first, the others go in through their graphs' join sets (#14331)", async () => {
     const t = await buildTestIndex({ n: 2000, dims: 32, segmentDocs: 800, flatThreshold: 300 }); // segments of 800, 800 and 400 docs
     roots.push(t.root);
     const writer = await openIndexWriter(t.dir, { mergePolicy: null });
     writer.deleteDocuments(...Array.from({ length: 100 }, (_, i) => String(1000 + i * 3))); // from the second segment only
     await writer.forceMerge(1);
-    expect(writer.mergeStats).toMatchObject({ merges: 1, docs: 1900, docsFromGraph: 800, failure: null });
+    // The other two inputs' docs (the second's live ones) went in through their graphs' join sets.
+    expect(writer.mergeStats).toMatchObject({ merges: 1, docs: 1900, docsFromGraph: 800, docsJoined: 700 + 400, failure: null });
     await writer.close();
     const reader = DirectoryReader.open(t.dir);
     const merged = reader.leaves[0]!.reader;

@@ -1,4 +1,6 @@
+import type { HnswGraph } from './HnswGraph.js';
 import { HnswGraphSearcher } from './HnswGraphSearcher.js';
+import { joinSet } from './JoinSet.js';
 import { NeighborQueue } from './NeighborQueue.js';
 import { OnHeapHnswGraph, type LevelStore } from './OnHeapHnswGraph.js';
 import type { RandomVectorScorerSupplier, UpdateableRandomVectorScorer } from './RandomVectorScorer.js';
@@ -218,8 +220,12 @@ export class HnswGraphBuilder {
     if (node !== this.added) throw new RangeError(`nodes must be added in order: expected ${this.added}, got ${node}`);
     if (node >= this.supplier.maxOrd) throw new RangeError(`node ${node} >= maxOrd ${this.supplier.maxOrd}`);
     this.added++;
+    this.insert(node, this.randomLevel());
+  }
+
+  /** Adds `node` on levels nodeLevel .. 0 and links it, searching from the entry node down. */
+  private insert(node: number, nodeLevel: number): void {
     const graph = this.graph;
-    const nodeLevel = this.randomLevel();
     for (let level = nodeLevel; level >= 0; level--) graph.addNode(level, node);
     if (graph.entryNode === -1) {
       graph.setEntryNode(node, nodeLevel);
@@ -263,6 +269,79 @@ export class HnswGraphBuilder {
       this.addDiverseNeighbors(level, node, this.scratchNodes[level], this.scratchScores[level], this.scratchCount[level]);
     }
     if (nodeLevel > curMaxLevel) graph.setEntryNode(node, nodeLevel);
+  }
+
+  /**
+   * Inserts the live nodes of another merged input's graph, `source`, whose node `o` becomes
+   * `ordMap[o]` here (-1: deleted), the live ones being exactly the next ordinals (Lucene's
+   * MergingHnswGraphBuilder, apache/lucene #14331). Where a node goes in the merged graph tells
+   * where its neighbours go: a join set of the source's level 0 (each live node in it or with
+   * JOIN_COVER of its neighbours in it: a greedy set cover, joinSet) is inserted as build() inserts,
+   * then every other node on level 0 only searches from its source neighbours already inserted,
+   * with a beam of `lightBeamWidth` (default 2 x M: the fewest candidates that can fill its list),
+   * instead of descending from the entry node with the full beam.
+   * A node drawn for an upper level is inserted in full (its upper lists need the descent). On an
+   * empty builder the join set starts the graph (a merge of inputs that all have deleted docs, or a
+   * segment rewritten without its deleted docs, goes through its own graph this way).
+   */
+  addGraph(source: HnswGraph, ordMap: Int32Array, lightBeamWidth = 2 * this.M): void {
+    if (this.frozen) throw new Error('the graph is complete (build() froze it)');
+    const n = source.size();
+    if (ordMap.length !== n) throw new RangeError(`ordMap has ${ordMap.length} entries for a graph of ${n} nodes`);
+    if (!(Number.isInteger(lightBeamWidth) && lightBeamWidth >= 1)) throw new RangeError(`lightBeamWidth must be a positive integer, got ${lightBeamWidth}`);
+    const first = this.added;
+    let live = 0;
+    for (let o = 0; o < n; o++) {
+      const to = ordMap[o]!;
+      if (to === -1) continue;
+      if (to !== first + live) throw new RangeError(`the live nodes must map to the next ordinals in order: node ${o} maps to ${to}, expected ${first + live}`);
+      live++;
+    }
+    if (first + live > this.supplier.maxOrd) throw new RangeError(`${live} nodes from ordinal ${first} exceed maxOrd ${this.supplier.maxOrd}`);
+    this.added += live;
+    const level0 = source.store(0);
+    const join = joinSet(level0, n, ordMap);
+    const inserted = new Uint8Array(n);
+    for (let o = 0; o < n; o++) {
+      if (join[o] !== 1) continue;
+      this.insert(ordMap[o]!, this.randomLevel());
+      inserted[o] = 1;
+    }
+    const beamWidth = Math.min(lightBeamWidth, this.beamWidth);
+    const eps = this.eps;
+    for (let o = 0; o < n; o++) {
+      if (join[o] !== 0) continue;
+      const node = ordMap[o]!;
+      const nodeLevel = this.randomLevel();
+      let numEps = 0;
+      const base = o * level0.stride;
+      const count = level0.adj[base]!;
+      for (let j = 1; j <= count && numEps < eps.length; j++) {
+        const u = level0.adj[base + j]!;
+        if (inserted[u] === 1) eps[numEps++] = ordMap[u]!;
+      }
+      if (nodeLevel > 0 || numEps === 0) this.insert(node, nodeLevel);
+      else this.insertOnLevel0(node, numEps, beamWidth);
+      inserted[o] = 1;
+    }
+  }
+
+  /** Adds `node` on level 0 only and links it, searching with `beamWidth` from eps[0 .. numEps). */
+  private insertOnLevel0(node: number, numEps: number, beamWidth: number): void {
+    this.graph.addNode(0, node);
+    const scorer = this.nodeScorer;
+    scorer.setScoringOrdinal(node);
+    const beam = this.beamResults;
+    beam.reset(beamWidth);
+    this.searcher.searchLevel(beam, scorer, 0, this.eps, numEps, this.graph, null);
+    const nodes = this.scratchNodesFor(0);
+    const scores = this.scratchScores[0];
+    const cnt = beam.size();
+    for (let j = 0; j < cnt; j++) {
+      scores[j] = beam.topScore();
+      nodes[j] = beam.pop();
+    }
+    this.addDiverseNeighbors(0, node, nodes, scores, cnt);
   }
 
   private scratchNodesFor(level: number): Int32Array {

@@ -1,5 +1,5 @@
 import { deferringSync, syncFiles } from '../store/DeferredSync.js';
-import type { SegmentMerger } from './SegmentMergeTask.js';
+import { DEFAULT_GRAPH_MERGE, type GraphMerge, type SegmentMerger } from './SegmentMergeTask.js';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DocumentError, DocumentParser } from '../document/DocumentParser.js';
@@ -58,6 +58,8 @@ export interface IndexWriterOptions {
   readonly translogFlushThresholdBytes?: number;
   /** Which segments merge in the background after each commit; default TieredMergePolicy's defaults, null: never (forceMerge still works). */
   readonly mergePolicy?: TieredMergePolicy | null;
+  /** How a merge builds its graph from its inputs' graphs (default: join sets; SegmentMergeTask). */
+  readonly graphMerge?: GraphMerge;
 }
 
 /** When a write is durable: `request`, before it is acknowledged (the caller awaits sync()); `async`, within the sync interval. */
@@ -208,6 +210,7 @@ export class IndexWriter {
   private merges = 0;
   private mergedDocs = 0;
   private mergedDocsFromGraph = 0;
+  private mergedDocsJoined = 0;
   private mergeFailure: unknown = null;
   /** The files of the running merge's new segment: no commit names them yet, and no commit may delete them. */
   private readonly mergingFiles = new Set<string>();
@@ -276,6 +279,7 @@ export class IndexWriter {
       syncIntervalMs: options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS,
       translogFlushThresholdBytes: options.translogFlushThresholdBytes ?? DEFAULT_TRANSLOG_FLUSH_THRESHOLD_BYTES,
       mergePolicy: options.mergePolicy === undefined ? new TieredMergePolicy() : options.mergePolicy,
+      graphMerge: options.graphMerge ?? DEFAULT_GRAPH_MERGE,
     };
     for (const key of ['ramBufferBytes', 'syncIntervalMs', 'translogFlushThresholdBytes'] as const)
       if (!(resolved[key] > 0)) throw new RangeError(`${key} must be positive, got ${resolved[key]}`);
@@ -631,11 +635,12 @@ export class IndexWriter {
   }
 
   /**
-   * Segments written by merges since the writer opened, their docs, and how many of those docs
-   * came with the graph of a merged segment taken over (not inserted again; SegmentMergeTask).
+   * Segments written by merges since the writer opened, their docs, how many of those docs came
+   * with the graph of a merged segment taken over (not inserted again), and how many went in
+   * through another input's graph (its join set; SegmentMergeTask).
    */
-  get mergeStats(): { readonly merges: number; readonly docs: number; readonly docsFromGraph: number; readonly failure: unknown } {
-    return { merges: this.merges, docs: this.mergedDocs, docsFromGraph: this.mergedDocsFromGraph, failure: this.mergeFailure };
+  get mergeStats(): { readonly merges: number; readonly docs: number; readonly docsFromGraph: number; readonly docsJoined: number; readonly failure: unknown } {
+    return { merges: this.merges, docs: this.mergedDocs, docsFromGraph: this.mergedDocsFromGraph, docsJoined: this.mergedDocsJoined, failure: this.mergeFailure };
   }
 
   /** The segments as the merge policy sees them. */
@@ -689,6 +694,7 @@ export class IndexWriter {
         mapping: JSON.stringify(this.mapping.toJSON()),
         fieldNumbers: this.settings.fieldNumbers.entries(),
         seed: SEGMENT_SEED + this.nextSegment,
+        graphMerge: this.options.graphMerge,
       });
       const leaves = names.map((segment) => reader.leaves.find((l) => l.reader.name === segment)!.reader);
       const sources = Array.from(result.ids, (_, i) => ({ segment: leaves[result.from[2 * i]!]!, doc: result.from[2 * i + 1]!, name: names[result.from[2 * i]!]! }));
@@ -707,6 +713,7 @@ export class IndexWriter {
         this.merges++;
         this.mergedDocs += result.ids.length;
         if (result.graphFrom !== null) this.mergedDocsFromGraph += leaves[names.indexOf(result.graphFrom)]!.maxDoc;
+        this.mergedDocsJoined += result.docsJoined;
         await this.commitNow({}, true);
       });
       return published;

@@ -2,7 +2,7 @@ import { MappedFile } from '../store/native/MappedFile.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { quantizeField, quantizationSettings, writeQuantizedField, type FloatVectorSource, type QuantizationOptions } from '../quantized/ScalarQuantizedVectorsWriter.js';
 import { buildSegmentGraph } from './buildSegmentGraph.js';
-import type { OnHeapHnswGraph } from '../hnsw/OnHeapHnswGraph.js';
+import type { MergedGraphs } from './buildSegmentGraph.js';
 
 export interface SegmentBuildArgs {
   readonly dir: string;
@@ -45,9 +45,9 @@ export type SegmentBuilder = (args: SegmentBuildArgs) => Promise<SegmentBuildRes
  * quantize every vector to 1 bit against the segment centroid and write `.veq/.vemq`, then (for
  * segments above the flat threshold) build the HNSW graph with the 1-bit scorer and write
  * `.vem/.vex`. The raw vectors are read through a read-only mapping (no copy into the heap).
- * `initialGraph`: the graph starts from it (a merge, in the same task; see buildSegmentGraph).
+ * `merged`: the graph starts from a merge's input graphs (in the same task; see buildSegmentGraph).
  */
-export async function buildSegment(args: SegmentBuildArgs, initialGraph: OnHeapHnswGraph | null = null): Promise<SegmentBuildResult> {
+export async function buildSegment(args: SegmentBuildArgs, merged: MergedGraphs | null = null): Promise<SegmentBuildResult> {
   const similarity = VectorSimilarityFunction.fromOrdinal(args.similarity);
   const byteSize = args.dims * 4;
   const mapped = args.count > 0 ? MappedFile.open(args.vecPath, args.vecOffset, args.count * byteSize, { advice: 'sequential' }) : null;
@@ -83,7 +83,7 @@ export async function buildSegment(args: SegmentBuildArgs, initialGraph: OnHeapH
     );
     const t1 = performance.now();
     if (args.buildGraph) {
-      await buildSegmentGraph(args, similarity, quantized, (inserted) => Atomics.add(args.progress, 1, inserted), initialGraph);
+      await buildSegmentGraph(args, similarity, quantized, (inserted) => Atomics.add(args.progress, 1, inserted), merged);
     }
     return { hasGraph: args.buildGraph, quantizeMs: t1 - t0, graphMs: performance.now() - t1 };
   } finally {

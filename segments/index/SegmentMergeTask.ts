@@ -23,7 +23,18 @@ export interface SegmentMergeArgs {
   /** The writer's field numbers (FieldNumbers.entries): the merged segment numbers its fields as every other segment does. */
   readonly fieldNumbers: readonly (readonly [string, number])[];
   readonly seed: number;
+  /** How the merged graph is built from the inputs' graphs (default DEFAULT_GRAPH_MERGE). */
+  readonly graphMerge?: GraphMerge;
 }
+
+/**
+ * How a merge builds its graph. `largest`: from its largest input's graph without deletions, every
+ * other doc inserted one by one (Lucene's IncrementalHnswGraphMerger, #12050). `join-sets`: that,
+ * and the other inputs' graphs too, through their join sets (HnswGraphBuilder.addGraph, #14331),
+ * with `lightBeamWidth` as the beam of the searches of the nodes outside them (default 2 x M, the
+ * fewest candidates that can fill a level-0 list).
+ */
+export type GraphMerge = { readonly kind: 'largest' } | { readonly kind: 'join-sets'; readonly lightBeamWidth?: number };
 
 export interface SegmentMergeResult {
   readonly info: SegmentCommitInfo;
@@ -33,7 +44,12 @@ export interface SegmentMergeResult {
   readonly from: Int32Array;
   /** The input whose graph the merged graph started from (its docs come first), or null: built from scratch. */
   readonly graphFrom: string | null;
+  /** How many of the merged docs went in through their input's graph's join set (HnswGraphBuilder.addGraph). */
+  readonly docsJoined: number;
 }
+
+/** The graph merge of every merge unless the writer says otherwise (measured in bench:merge). */
+export const DEFAULT_GRAPH_MERGE: GraphMerge = { kind: 'join-sets' };
 
 /** Runs `mergeSegments` somewhere (the service: a task on an executor worker). */
 export type SegmentMerger = (args: SegmentMergeArgs) => Promise<SegmentMergeResult>;
@@ -68,13 +84,29 @@ export async function mergeSegments(args: SegmentMergeArgs): Promise<SegmentMerg
       if (leaf === undefined) throw new Error(`segment ${name} is not in the newest commit of ${args.dir}`);
       return leaf;
     });
-    const start = graphToTakeOver(
-      args.segments,
+    const graphs = inputGraphs(
       leaves.map((l) => l.reader),
       settings.m,
     );
-    const order = args.segments.map((_, s) => s);
-    if (start !== null) order.unshift(...order.splice(start.input, 1));
+    const start = graphToTakeOver(
+      args.segments,
+      leaves.map((l) => l.reader),
+      graphs,
+    );
+    // The input taken over first, then the others with graphs (joined through them), then the rest.
+    const graphMerge = args.graphMerge ?? DEFAULT_GRAPH_MERGE;
+    const joining = graphMerge.kind === 'join-sets';
+    const order = args.segments.map((_, s) => s).filter((s) => s !== start);
+    order.sort((a, b) => Number(joining && graphs[b] !== null) - Number(joining && graphs[a] !== null));
+    if (start !== null) order.unshift(start);
+    const joined: { graph: OnHeapHnswGraph; ordMap: Int32Array }[] = [];
+    for (let i = 0, next = 0; i < order.length; i++) {
+      const s = order[i]!;
+      const { live } = args.segments[s]!;
+      const ordMap = new Int32Array(leaves[s]!.reader.maxDoc);
+      for (let doc = 0; doc < ordMap.length; doc++) ordMap[doc] = live !== null && ((live[doc >>> 5]! >>> (doc & 31)) & 1) === 0 ? -1 : next++;
+      if (joining && s !== start && graphs[s] !== null) joined.push({ graph: graphs[s]!, ordMap });
+    }
     for (const s of order) {
       const { live } = args.segments[s]!;
       const leaf = leaves[s]!;
@@ -90,8 +122,10 @@ export async function mergeSegments(args: SegmentMergeArgs): Promise<SegmentMerg
       }
     }
     const { info, build } = w.finish(mapping, args.seed, new Int32Array(new SharedArrayBuffer(8)));
-    await buildSegment(build, start?.graph ?? null);
-    return { info, ids, from: Int32Array.from(from), graphFrom: start === null ? null : args.segments[start.input]!.name };
+    const lightBeamWidth = graphMerge.kind === 'join-sets' ? graphMerge.lightBeamWidth : undefined;
+    await buildSegment(build, { initial: start === null ? null : graphs[start]!, joined, ...(lightBeamWidth === undefined ? {} : { lightBeamWidth }) });
+    const docsJoined = joined.reduce((sum, j) => sum + j.ordMap.reduce((live, o) => live + (o === -1 ? 0 : 1), 0), 0);
+    return { info, ids, from: Int32Array.from(from), graphFrom: start === null ? null : args.segments[start]!.name, docsJoined };
   } catch (e) {
     writer?.abort();
     for (const f of writer?.files ?? []) rmSync(f, { force: true });
@@ -102,21 +136,30 @@ export async function mergeSegments(args: SegmentMergeArgs): Promise<SegmentMerg
 }
 
 /**
+ * Each input's graph when the merged graph can build on it: read and verified (CRC) from its
+ * `.vem/.vex`, built with the merged segment's M, one node per doc. Else null (no graph: a flat
+ * segment).
+ */
+function inputGraphs(leaves: readonly SegmentReader[], m: number): (OnHeapHnswGraph | null)[] {
+  return leaves.map((leaf) => {
+    const g = leaf.handle.graph;
+    if (g === null) return null;
+    const graph = HnswVectorsReader.openMeta(g.vem, g.vex, g.segmentId, g.suffix).verifiedGraph(g.fieldNumber);
+    return graph !== null && graph.maxConn === m && graph.size() === leaf.maxDoc ? graph : null;
+  });
+}
+
+/**
  * The input whose graph a merge starts from (Lucene's IncrementalHnswGraphMerger, #12050): the
  * one with the most docs among those with a graph and no deleted docs (its docs keep their
  * ordinals as the merged segment's first ones, so its lists hold as they are; a deleted doc would
- * leave holes in them), when its graph was built with the merged segment's M. Else null.
+ * leave holes in them). Else null.
  */
-function graphToTakeOver(inputs: SegmentMergeArgs['segments'], leaves: readonly SegmentReader[], m: number): { readonly input: number; readonly graph: OnHeapHnswGraph } | null {
-  let best = -1;
+function graphToTakeOver(inputs: SegmentMergeArgs['segments'], leaves: readonly SegmentReader[], graphs: readonly (OnHeapHnswGraph | null)[]): number | null {
+  let best: number | null = null;
   for (let s = 0; s < inputs.length; s++) {
-    const g = leaves[s]!.handle.graph;
-    if (inputs[s]!.live !== null || g === null) continue;
-    if (best === -1 || leaves[s]!.maxDoc > leaves[best]!.maxDoc) best = s;
+    if (inputs[s]!.live !== null || graphs[s] === null) continue;
+    if (best === null || leaves[s]!.maxDoc > leaves[best]!.maxDoc) best = s;
   }
-  if (best === -1) return null;
-  const g = leaves[best]!.handle.graph!;
-  const graph = HnswVectorsReader.openMeta(g.vem, g.vex, g.segmentId, g.suffix).verifiedGraph(g.fieldNumber);
-  if (graph === null || graph.maxConn !== m || graph.size() !== leaves[best]!.maxDoc) return null;
-  return { input: best, graph };
+  return best;
 }

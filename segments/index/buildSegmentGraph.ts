@@ -25,19 +25,33 @@ export interface GraphBuildSpec {
   readonly seed: number;
 }
 
+/** What a merge's graph is built from besides its docs' codes: its inputs' graphs (SegmentMergeTask). */
+export interface MergedGraphs {
+  /** The largest input without deletions, taken over whole: its nodes are the ordinals 0 .. size - 1. */
+  readonly initial: OnHeapHnswGraph | null;
+  /**
+   * Other inputs' graphs, each input's live docs the next ordinals after the one before
+   * (HnswGraphBuilder.addGraph): each node's new ordinal, -1 for a deleted doc.
+   */
+  readonly joined: readonly { readonly graph: OnHeapHnswGraph; readonly ordMap: Int32Array }[];
+  /** The beam of the level-0 searches of nodes outside a join set (default: the build's beam). */
+  readonly lightBeamWidth?: number;
+}
+
 /**
  * Builds a segment's HNSW graph with the segment's own estimator in the kernels' memory (each
  * doc's query-bit code against its candidates' doc codes: 4-bit against 1-bit for the default
- * encoding, Lucene's asymmetric path) and writes `.vem/.vex`. With `initialGraph` (a merge's
- * largest input, its docs first in the new segment), the graph starts as that one
- * (HnswGraphBuilder.initializeFrom) and only the other docs are inserted.
+ * encoding, Lucene's asymmetric path) and writes `.vem/.vex`. With `merged`, the graph starts as
+ * a merge's largest input's (HnswGraphBuilder.initializeFrom, its docs first in the new segment),
+ * the docs of the other inputs with graphs go in through their join sets (addGraph), and only the
+ * rest are inserted one by one.
  */
 export async function buildSegmentGraph(
   spec: GraphBuildSpec,
   similarity: VectorSimilarityFunction,
   quantized: QuantizedField,
   onInserted: (n: number) => void,
-  initialGraph: OnHeapHnswGraph | null = null,
+  merged: MergedGraphs | null = null,
 ): Promise<void> {
   if (!quantized.queryRecords) throw new Error("graph build needs the docs' query records (quantizeField withQueryRecords)");
   const enc = quantized.settings.encoding;
@@ -50,14 +64,14 @@ export async function buildSegmentGraph(
     k.u8().set(quantized.queryRecords, queryRecordsPtr);
     const records = { kernels: k, recordsPtr, count: spec.count, codeBytes, recordBytes: codeBytes + CORRECTIONS_BYTES };
     const supplier = graphBuildScorerSupplier(enc, records, queryRecordsPtr, quantized.queryRecords, spec.dims, similarity.ordinal, quantized.centroidDP);
-    writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted, initialGraph));
+    writeGraph(spec, similarity, buildGraph(spec, supplier, onInserted, merged));
   } finally {
     k.free(recordsPtr);
     k.free(queryRecordsPtr);
   }
 }
 
-function buildGraph(spec: GraphBuildSpec, supplier: RandomVectorScorerSupplier, onInserted: (n: number) => void, initialGraph: OnHeapHnswGraph | null): OnHeapHnswGraph {
+function buildGraph(spec: GraphBuildSpec, supplier: RandomVectorScorerSupplier, onInserted: (n: number) => void, merged: MergedGraphs | null): OnHeapHnswGraph {
   let reported = 0;
   const builder = new HnswGraphBuilder(supplier, {
     M: spec.m,
@@ -70,7 +84,10 @@ function buildGraph(spec: GraphBuildSpec, supplier: RandomVectorScorerSupplier, 
       reported = done;
     },
   });
-  if (initialGraph !== null) builder.initializeFrom(initialGraph);
+  if (merged !== null) {
+    if (merged.initial !== null) builder.initializeFrom(merged.initial);
+    for (const { graph, ordMap } of merged.joined) builder.addGraph(graph, ordMap, merged.lightBeamWidth);
+  }
   return builder.build();
 }
 
