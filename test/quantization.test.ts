@@ -7,6 +7,8 @@ import { binaryRecordBytes } from '../segments/quantized/ScalarQuantizedVectorsF
 import { mulberry32 } from '../src/gen/Rng.js';
 import { Kernels } from '../segments/kernels/Kernels.js';
 import { QueryQuantizer } from '../segments/quantized/QueryQuantizer.js';
+import { computeCentroid, LUCENE_SETTINGS, quantizationSettings, quantizeField } from '../segments/quantized/ScalarQuantizedVectorsWriter.js';
+import { DEFAULT_ROTATION_SEED, RandomizedHadamard } from '../segments/quantization/RandomizedHadamard.js';
 
 describe('SINGLE_BIT_QUERY_NIBBLE layout (segments/quantized/ScalarQuantizedVectorsFormat.ts)', () => {
   it('packs doc bits [1,0,1,1,0,0,1,0] to 0xB2 (first dimension in the MSB)', () => {
@@ -209,3 +211,50 @@ describe('the quantizer passes in wasm (Kernels.osqNormalize, Kernels.osqCodes)'
 function gaussian(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
 }
+
+describe('quantizeField with kernels (segments/quantized/KernelOsqPass.ts)', () => {
+  const dims = 96;
+  const n = 300;
+  const rng = mulberry32(21);
+  const vectors = Float32Array.from({ length: n * dims }, () => gaussian(rng) + 0.3);
+  const source = { size: n, dims, vector: (o: number) => vectors.subarray(o * dims, (o + 1) * dims) };
+
+  it('leaves Lucene-exact codes to the scalar pass, byte for byte, and frees what it took', async () => {
+    const kernels = await Kernels.load();
+    for (const sim of [VectorSimilarityFunction.COSINE, VectorSimilarityFunction.EUCLIDEAN]) {
+      const scalar = quantizeField(source, sim, { settings: LUCENE_SETTINGS, withQueryRecords: true });
+      const withKernels = quantizeField(source, sim, { settings: LUCENE_SETTINGS, withQueryRecords: true, kernels });
+      expect(withKernels.records).toEqual(scalar.records);
+      expect(withKernels.queryRecords).toEqual(scalar.queryRecords);
+    }
+    expect(kernels.heapStats().usedBytes).toBe(0);
+  });
+
+  it('takes the centroid of rotated vectors as the rotated mean, within float rounding of the mean of the rotated vectors', () => {
+    const rotation = new RandomizedHadamard(dims, DEFAULT_ROTATION_SEED);
+    const sums = new Float64Array(dims);
+    const v = new Float32Array(dims);
+    for (let o = 0; o < n; o++) {
+      v.set(source.vector(o));
+      rotation.apply(v, v);
+      for (let i = 0; i < dims; i++) sums[i]! += v[i]!;
+    }
+    const centroid = computeCentroid(source, VectorSimilarityFunction.EUCLIDEAN, 'mean', rotation);
+    for (let i = 0; i < dims; i++) expect(centroid[i]).toBeCloseTo(sums[i]! / n, 5);
+  });
+
+  it('quantizes extended-format codes (rotated, mean centroid; 1 and 2 bits) in wasm as the scalar pass does, but for intervals within float rounding', async () => {
+    const kernels = await Kernels.load();
+    for (const bits of [1, 2] as const) {
+      const settings = quantizationSettings({ bits });
+      const scalar = quantizeField(source, VectorSimilarityFunction.COSINE, { settings, withQueryRecords: true });
+      const withKernels = quantizeField(source, VectorSimilarityFunction.COSINE, { settings, withQueryRecords: true, kernels });
+      expect(withKernels.centroid).toEqual(scalar.centroid);
+      let differing = 0;
+      for (let i = 0; i < scalar.records.length; i++) if (withKernels.records[i] !== scalar.records[i]) differing++;
+      for (let i = 0; i < scalar.queryRecords!.length; i++) if (withKernels.queryRecords![i] !== scalar.queryRecords![i]) differing++;
+      expect(differing).toBeLessThanOrEqual(0.001 * (scalar.records.length + scalar.queryRecords!.length));
+    }
+    expect(kernels.heapStats().usedBytes).toBe(0);
+  });
+});

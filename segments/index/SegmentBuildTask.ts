@@ -2,6 +2,7 @@ import { MappedFile } from '../store/native/MappedFile.js';
 import { VectorSimilarityFunction } from './VectorSimilarityFunction.js';
 import { quantizeField, quantizationSettings, writeQuantizedField, type FloatVectorSource, type QuantizationOptions } from '../quantized/ScalarQuantizedVectorsWriter.js';
 import { buildSegmentGraph } from './buildSegmentGraph.js';
+import { threadKernels } from '../kernels/threadKernels.js';
 import type { MergedGraphs } from './buildSegmentGraph.js';
 
 export interface SegmentBuildArgs {
@@ -67,6 +68,7 @@ export async function buildSegment(args: SegmentBuildArgs, merged: MergedGraphs 
     let reported = 0;
     const quantized = quantizeField(source, similarity, {
       settings: quantizationSettings(args.quantization),
+      kernels: await threadKernels(),
       withQueryRecords: args.buildGraph,
       onProgress: (done) => {
         Atomics.add(args.progress, 0, done - reported);

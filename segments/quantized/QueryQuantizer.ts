@@ -1,5 +1,6 @@
 import { discretize, transposeHalfByte } from '../quantization/BitPacking.js';
-import { DEFAULT_ITERS, DEFAULT_LAMBDA, OptimizedScalarQuantizer, type LossAndGridPass } from '../quantization/OptimizedScalarQuantizer.js';
+import { DEFAULT_ITERS, DEFAULT_LAMBDA, OptimizedScalarQuantizer } from '../quantization/OptimizedScalarQuantizer.js';
+import { KernelOsqPass } from './KernelOsqPass.js';
 import type { Kernels } from '../kernels/Kernels.js';
 import { l2normalize } from '../util/VectorUtil.js';
 import { VectorSimilarityFunction } from '../index/VectorSimilarityFunction.js';
@@ -30,9 +31,8 @@ export interface QuantizedQuery {
 export class QueryQuantizer {
   private readonly quantizer: OptimizedScalarQuantizer;
   private readonly scratch: Float32Array | null;
+  private readonly pass: KernelOsqPass | null;
   private readonly nibbles: Uint8Array;
-  private scratchPtr = 0;
-  private view: Float32Array | null = null;
 
   constructor(
     readonly similarity: VectorSimilarityFunction,
@@ -40,52 +40,19 @@ export class QueryQuantizer {
     private readonly kernels: Kernels | null = null,
   ) {
     this.scratch = kernels ? null : new Float32Array(dims);
-    let pass: LossAndGridPass | null = null;
-    if (kernels) {
-      // One block: the query's floats, the pass's five f64 sums (8-byte aligned), then one code byte per component.
-      const gridOffset = (4 * dims + 7) & ~7;
-      const codesOffset = gridOffset + 40;
-      this.scratchPtr = kernels.alloc(codesOffset + dims, 16);
-      const gridPtr = this.scratchPtr + gridOffset;
-      const codesPtr = this.scratchPtr + codesOffset;
-      // Views over kernel memory, re-made when it has grown (a new buffer).
-      let sums: Float64Array | null = null;
-      let codes: Uint8Array | null = null;
-      pass = {
-        lossAndGrid: (v, a, b, points, norm2, lambda, grid) => {
-          const loss = kernels.osqLossAndGrid(v, a, b, points, norm2, lambda, gridPtr);
-          if (sums === null || sums.buffer !== kernels.memory.buffer) sums = new Float64Array(kernels.memory.buffer, gridPtr, 5);
-          for (let i = 0; i < 5; i++) grid[i] = sums[i];
-          return loss;
-        },
-        roundToGrid: (v, a, b, step, dest) => {
-          // v is the scratch of `dims` floats; dest (the nibbles) holds at least dims bytes.
-          const sum = kernels.osqCodes(v.byteOffset, dims, a, b, step, codesPtr);
-          if (codes === null || codes.buffer !== kernels.memory.buffer) codes = new Uint8Array(kernels.memory.buffer, codesPtr, dims);
-          dest.set(codes);
-          return sum;
-        },
-      };
-    }
-    this.quantizer = new OptimizedScalarQuantizer(similarity, DEFAULT_LAMBDA, DEFAULT_ITERS, pass);
+    this.pass = kernels ? new KernelOsqPass(kernels, dims) : null;
+    this.quantizer = new OptimizedScalarQuantizer(similarity, DEFAULT_LAMBDA, DEFAULT_ITERS, this.pass);
     this.nibbles = new Uint8Array(discretize(dims, 8));
   }
 
   /** Frees the kernel-memory scratch (kernels only). */
   release(): void {
-    if (this.kernels && this.scratchPtr !== 0) this.kernels.free(this.scratchPtr);
-    this.scratchPtr = 0;
-    this.view = null;
+    this.pass?.release();
   }
 
-  /** The query scratch; in kernel memory, a view re-made only when the memory has grown. */
+  /** The query scratch: in kernel memory with kernels. */
   private scratchVector(): Float32Array {
-    if (this.scratch) return this.scratch;
-    if (this.scratchPtr === 0) throw new Error('QueryQuantizer: used after release()');
-    // Through u8(): the kernels then know the buffer object (a shared memory's changes on growth).
-    const memory = this.kernels!.u8().buffer;
-    if (this.view === null || this.view.buffer !== memory) this.view = new Float32Array(memory, this.scratchPtr, this.dims);
-    return this.view;
+    return this.scratch ?? this.pass!.vector();
   }
 
   /**
@@ -106,7 +73,7 @@ export class QueryQuantizer {
     scratch.set(query);
     if (this.similarity === VectorSimilarityFunction.COSINE) {
       if (!this.kernels) l2normalize(scratch);
-      else if (this.kernels.osqNormalize(this.scratchPtr, this.dims) === 0) throw new RangeError('cannot normalize a zero-length vector');
+      else if (this.kernels.osqNormalize(this.pass!.vectorPtr, this.dims) === 0) throw new RangeError('cannot normalize a zero-length vector');
     }
     if (rotation) rotation.apply(scratch, scratch);
     const r = this.quantizer.scalarQuantize(scratch, this.nibbles, encoding.queryBits, centroid);
