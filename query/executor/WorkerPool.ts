@@ -5,6 +5,7 @@ import type { RunOptions, TaskExecutor } from './TaskExecutor.js';
 import { monotonicMs } from './clock.js';
 import type { TimedResult } from './TaskHop.js';
 import { OrderedTaskQueue, type TaskOrder } from './OrderedTaskQueue.js';
+import { unwrapWorkerAnswer, type WorkerFailure } from './WorkerFailure.js';
 
 export interface WorkerPoolOptions {
   /** The compiled worker entry: a module whose default export takes `{ name, args }`. */
@@ -63,9 +64,15 @@ export class WorkerPool implements TaskExecutor {
     const runOptions = { signal: options.signal ?? null, transferList: options.transferList as never };
     // The queue's key rides on the message under piscina's symbol; structured clone drops it.
     const order: TaskOrder = { order: options.order ?? monotonicMs() };
-    if (!hops) return this.pool.run({ name: task.name, args, [Piscina.queueOptionsSymbol]: order } satisfies TaskMessage, runOptions) as Promise<R>;
+    if (!hops)
+      return (this.pool.run({ name: task.name, args, [Piscina.queueOptionsSymbol]: order } satisfies TaskMessage, runOptions) as Promise<R | WorkerFailure>).then(
+        unwrapWorkerAnswer,
+      );
     const submittedAt = monotonicMs();
-    return (this.pool.run({ name: task.name, args, timed: true, [Piscina.queueOptionsSymbol]: order } satisfies TaskMessage, runOptions) as Promise<TimedResult>).then((r) => {
+    return (
+      this.pool.run({ name: task.name, args, timed: true, [Piscina.queueOptionsSymbol]: order } satisfies TaskMessage, runOptions) as Promise<TimedResult | WorkerFailure>
+    ).then((answer) => {
+      const r = unwrapWorkerAnswer(answer);
       const resolvedAt = monotonicMs();
       hops.push({
         task: task.name,

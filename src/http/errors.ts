@@ -92,9 +92,9 @@ export function indexNotFound(name: string): HttpError {
  * once space is freed. Null for any other failure.
  */
 export function diskFull(e: unknown, index: string): HttpError | null {
+  // An error thrown on an executor worker (a segment being built) keeps its code (WorkerFailure).
   const code = (e as NodeJS.ErrnoException | null)?.code;
-  // An error thrown on a worker (a segment being built) arrives without its code, in its message.
-  if (code !== 'ENOSPC' && code !== 'EDQUOT' && !/\b(ENOSPC|EDQUOT)\b/.test((e as Error | null)?.message ?? '')) return null;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return null;
   return new HttpError(
     429,
     'cluster_block_exception',
