@@ -427,6 +427,23 @@ describe("IndexWriter's merges", () => {
     await writer.close();
   });
 
+  it('closing the last open index stops only the search executor: a flush building on the background pool finishes', async () => {
+    const t = await buildTestIndex({ n: 300, dims: 16, segmentDocs: 300, flatThreshold: 100 });
+    roots.push(t.root);
+    const index = await openIndex(t.dir);
+    const writer = await openIndexWriter(t.dir, { mergePolicy: null });
+    for (let i = 0; i < 200; i++) writer.addDocument({ vector: Array.from(t.base.subarray(i * 16, (i + 1) * 16)) }, `new${i}`);
+    const flushing = writer.flush(); // its codes and graph are built on the background pool
+    await index.close();
+    await flushing;
+    await writer.commit();
+    expect(readLatestCommit(t.dir).segments.map((s) => [s.maxDoc, s.hasGraph])).toEqual([
+      [300, true],
+      [200, true],
+    ]);
+    await writer.close();
+  });
+
   it('a forceMerge whose merge fails throws to its caller, leaves every doc in place, and leaves no rejection unhandled', async () => {
     const t = await buildTestIndex({ n: 600, dims: 16, segmentDocs: 200, flatThreshold: 1000 });
     roots.push(t.root);

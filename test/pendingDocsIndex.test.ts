@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openIndex } from '../src/api/openIndex.js';
 import { openIndexWriter } from '../src/api/openIndexWriter.js';
 import { PendingDocsIndex } from '../src/api/PendingDocsIndex.js';
+import { ReopeningIndex } from '../src/http/ReopeningIndex.js';
 import type { SearchOptions, VectorIndex } from '../src/api/types.js';
 import { BooleanQuery, FieldExistsQuery, SortedNumericDocValuesRangeQuery, TermQuery, type FilterQuery } from '../query/filter/index.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
@@ -82,6 +83,41 @@ describe('PendingDocsIndex', () => {
     expect(seen).toEqual(await answers(now, queries));
 
     await Promise.all([committed.close(), now.close()]);
+    await writer.close();
+  });
+
+  it('records no pending write for a delete that hides nothing (an id never committed, or written and deleted since)', async () => {
+    const dir = join(root, 'ghosts');
+    const writer = await openIndexWriter(dir, { create: { dims: DIMS, similarity: VectorSimilarityFunction.COSINE } });
+    writer.addDocument(doc(1), 'kept');
+    await writer.commit();
+    for (let i = 0; i < 50; i++) writer.deleteDocument(`ghost${i}`);
+    writer.addDocument(doc(2), 'brief');
+    writer.deleteDocument('brief');
+    // Else a server would see writes pending that no commit ever clears, and commit for them again and again.
+    expect(writer.pendingWrites).toEqual({ ids: 0, hidden: 0 });
+    expect(writer.pendingDocs()).toMatchObject({ docs: [], hiddenIds: [] });
+    writer.deleteDocument('kept');
+    expect(writer.pendingWrites).toEqual({ ids: 1, hidden: 1 });
+    await writer.close();
+  });
+
+  it("a reopen that brings no writes (SIGHUP) after one that brought them still serves the writer's writes", async () => {
+    const dir = join(root, 'sighup');
+    const writer = await openIndexWriter(dir, { create: { dims: DIMS, similarity: VectorSimilarityFunction.COSINE } });
+    writer.addDocument(doc(1), 'a');
+    await writer.commit();
+    const reopen = () => openIndex(dir);
+    const served = await ReopeningIndex.wrap(await reopen(), reopen);
+    writer.addDocument(doc(2), 'b');
+    await served.refresh(() => writer.pendingDocs());
+    await writer.commit(); // holds b
+    writer.addDocument(doc(3), 'c'); // after that commit
+    await served.refresh(); // as SIGHUP does
+    expect(await served.get!('b')).toMatchObject({ id: 'b' });
+    expect(await served.get!('c')).toMatchObject({ id: 'c' });
+    expect(await served.count!()).toBe(3);
+    await served.close();
     await writer.close();
   });
 

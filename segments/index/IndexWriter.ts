@@ -76,6 +76,8 @@ export interface IndexWriterServices {
    * searches go first.
    */
   readonly stepAside?: () => Promise<void>;
+  /** Called once when the writer has closed or rolled back (its caller releases what its tasks ran on). */
+  readonly closed?: () => Promise<void>;
 }
 
 /** What a write did (Elasticsearch's `result`, `_seq_no` and `_version` of a write response). */
@@ -757,6 +759,7 @@ export class IndexWriter {
       } finally {
         this.reader.close();
         this.lock.release();
+        await this.services.closed?.();
       }
     }
   }
@@ -782,6 +785,7 @@ export class IndexWriter {
     } finally {
       this.reader.close();
       this.lock.release();
+      await this.services.closed?.();
     }
   }
 

@@ -72,6 +72,9 @@ export class PendingChanges {
     if (hides) this.hidden++;
     // Re-inserted so that the map stays in write order.
     this.byId.delete(id);
+    // A delete that hides nothing changes nothing a reader sees: no entry (a commit with nothing
+    // to write would not drop it, and writers' views would count it forever).
+    if (change.doc === null && !hides) return;
     this.byId.set(id, hides === change.hides ? change : { ...change, hides });
   }
 

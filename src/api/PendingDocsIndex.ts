@@ -106,7 +106,11 @@ export class PendingDocsIndex implements VectorIndex {
   private releaseVectors(): void {
     const vectors = this.vectors;
     this.vectors = null;
-    void vectors?.then((v) => v.release());
+    // A copy that failed (kernel memory exhausted) has nothing to release, and is no rejection left unhandled.
+    void vectors?.then(
+      (v) => v.release(),
+      () => {},
+    );
   }
 
   private async searchBoth(vector: Float32Array | readonly number[], options: SearchOptions): Promise<SearchResult> {
@@ -116,7 +120,12 @@ export class PendingDocsIndex implements VectorIndex {
     const target = vector instanceof Float32Array ? vector : Float32Array.from(vector);
     const described = await this.description;
     const similarity = VectorSimilarityFunction.fromName(described.similarity).ordinal;
-    const vectors = await (this.vectors ??= threadKernels().then((k) => new PendingVectors(k, this.pending.docs, this.dims)));
+    // A failed copy is not kept: the next search tries again rather than failing for good.
+    const copying = (this.vectors ??= threadKernels().then((k) => new PendingVectors(k, this.pending.docs, this.dims)));
+    const vectors = await copying.catch((e: unknown) => {
+      if (this.vectors === copying) this.vectors = null;
+      throw e;
+    });
     const found = vectors.search(similarity, target, this.accepted(filter), options.k);
     const base = described.docs;
     const fetch = fetchOptions(options);

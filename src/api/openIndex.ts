@@ -201,7 +201,7 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     }
   } catch (e) {
     release(executor, reader.id, resident);
-    if (openCount === 0) await Executor.shutdown();
+    if (openCount === 0) await Executor.shutdownSearch();
     throw e;
   }
   openCount++;
@@ -468,7 +468,7 @@ class SearchableIndex implements VectorIndex {
     // Workers free this index's per-segment state and mappings, and the arenas of segments no
     // open index shares; the last open index takes the pool with it.
     release(Executor.exists() ? Executor.get() : null, this.reader.id, this.resident);
-    if (--openCount === 0) await Executor.shutdown();
+    if (--openCount === 0) await Executor.shutdownSearch();
   }
 }
 

@@ -31,8 +31,21 @@ const BACKGROUND: TaskExecutor = {
  * await writer.close();
  * ```
  */
-export function openIndexWriter(dir: string, options: OpenIndexWriterOptions = {}): Promise<IndexWriter> {
+export async function openIndexWriter(dir: string, options: OpenIndexWriterOptions = {}): Promise<IndexWriter> {
   const { executor, ...writer } = options;
   const pool = executor ?? BACKGROUND;
-  return IndexWriter.open(dir, { buildSegment: segmentBuilder(pool), mergeSegments: segmentMerger(pool), stepAside: stepAsideForSearches }, writer);
+  // The background pool lives while a writer that uses it is open (closing the last open index
+  // stops only the search executor).
+  if (executor === undefined) Executor.retainBackground();
+  const closed = executor === undefined ? () => Executor.releaseBackground() : undefined;
+  try {
+    return await IndexWriter.open(
+      dir,
+      { buildSegment: segmentBuilder(pool), mergeSegments: segmentMerger(pool), stepAside: stepAsideForSearches, ...(closed ? { closed } : {}) },
+      writer,
+    );
+  } catch (e) {
+    await closed?.();
+    throw e;
+  }
 }

@@ -64,7 +64,7 @@ export async function openLuceneIndex(dir: string, options: OpenLuceneIndexOptio
     if (options.mapping) reader.mapping = options.mapping instanceof Mapping ? options.mapping : Mapping.parse(options.mapping);
   } catch (e) {
     // Do not leave a pool this call created running (it would keep the process alive).
-    if (!hadExecutor) await Executor.shutdown();
+    if (!hadExecutor) await Executor.shutdownSearch();
     throw e;
   }
   return openReader(reader, options);

@@ -21,6 +21,7 @@ export interface ExecutorOptions {
 export class Executor implements TaskExecutor {
   private static shared: Executor | undefined;
   private static backgroundShared: Executor | undefined;
+  private static backgroundHolders = 0;
   private readonly pool: WorkerPool;
   private readonly releaseBoard = createReleaseBoard();
   readonly threads: number;
@@ -53,6 +54,24 @@ export class Executor implements TaskExecutor {
     return Executor.backgroundShared;
   }
 
+  /**
+   * Holds the background pool for a writer until releaseBackground(): the last release destroys
+   * it (its threads would keep the process alive). The search executor's lifetime is the open
+   * indexes' (shutdownSearch), so closing the last index never stops a writer's merge or build.
+   */
+  static retainBackground(): void {
+    Executor.backgroundHolders++;
+  }
+
+  /** Gives back what retainBackground() took; the last holder's release destroys the background pool. */
+  static async releaseBackground(): Promise<void> {
+    if (Executor.backgroundHolders === 0) return;
+    if (--Executor.backgroundHolders > 0) return;
+    const e = Executor.backgroundShared;
+    Executor.backgroundShared = undefined;
+    await e?.destroy();
+  }
+
   /** True when the shared executor exists (e.g. to decide whether close() must destroy it). */
   static exists(): boolean {
     return Executor.shared !== undefined;
@@ -77,11 +96,19 @@ export class Executor implements TaskExecutor {
     return this.pool.pending;
   }
 
+  /** Destroys the search executor (the last open index closed). A later get() creates a new one. */
+  static async shutdownSearch(): Promise<void> {
+    const e = Executor.shared;
+    Executor.shared = undefined;
+    await e?.destroy();
+  }
+
   /** Destroys the shared pools (tests, CLI exit). A later get() or background() creates a new one. */
   static async shutdown(): Promise<void> {
     const pools = [Executor.shared, Executor.backgroundShared];
     Executor.shared = undefined;
     Executor.backgroundShared = undefined;
+    Executor.backgroundHolders = 0;
     await Promise.all(pools.map((e) => e?.destroy()));
   }
 

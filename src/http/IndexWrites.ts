@@ -60,6 +60,8 @@ export class IndexWrites {
   /** What refreshes take, a decaying maximum: scheduled refreshes start this much before their deadline. */
   private refreshCostMs = 0;
   private committing: Promise<void> | null = null;
+  /** The last background commit failed (a full disk): refreshes try again, not every write. */
+  private commitFailed = false;
   /** The writer once opened (writes come through it, so every `changed()` after a write sees it). */
   private openedWriterNow: IndexWriter | null = null;
   private lastSearch: number;
@@ -149,10 +151,10 @@ export class IndexWrites {
     this.dirtySince ??= this.now();
     this.schedule();
     // Also while nobody searches (no refresh runs): the writes since the last commit stay bounded.
-    if (this.openedWriterNow !== null) this.maybeCommit(this.openedWriterNow);
+    if (this.openedWriterNow !== null && !this.commitFailed) this.maybeCommit(this.openedWriterNow);
   }
 
-  /** Makes every write made so far searchable (commit + reopen), sharing a refresh with concurrent callers. */
+  /** Makes every write made so far searchable (the newest commit plus the writes since), sharing a refresh with concurrent callers. */
   async refresh(): Promise<RefreshOutcome> {
     const target = ++this.requested;
     let outcome: RefreshOutcome | undefined;
@@ -231,10 +233,12 @@ export class IndexWrites {
     this.committing = writer.commit().then(
       () => {
         this.committing = null;
+        this.commitFailed = false;
         if (!this.closed) this.refresh().catch((e: unknown) => this.log(`prescore serve: [${this.name}]: refresh after a commit failed: ${(e as Error).message}`));
       },
       (e: unknown) => {
         this.committing = null;
+        this.commitFailed = true;
         this.log(`prescore serve: [${this.name}]: commit failed: ${(e as Error).message}`);
       },
     );

@@ -50,6 +50,8 @@ interface Shape {
 export class ReopeningIndex implements VectorIndex {
   private current: Generation;
   private refreshing: Promise<RefreshOutcome> | null = null;
+  /** Where the writer's writes since its last commit come from, once a refresh has brought them. */
+  private writes: (() => PendingDocs) | undefined = undefined;
   /** Whether the running refresh takes the writer's writes. */
   private refreshingWithWrites = false;
   private closedFlag = false;
@@ -140,6 +142,10 @@ export class ReopeningIndex implements VectorIndex {
    */
   refresh(pending?: () => PendingDocs): Promise<RefreshOutcome> {
     if (this.closedFlag) return Promise.reject(new Error(`index ${this.name} is closed`));
+    // Once a refresh has brought a writer's writes, every later one does (a SIGHUP's too): a
+    // refresh without them would serve the bare new commit and drop writes already searchable.
+    pending ??= this.writes;
+    this.writes = pending;
     // A refresh running without the writer's writes (SIGHUP) does not do for one that brings them.
     if (this.refreshing !== null && pending !== undefined && !this.refreshingWithWrites) return this.refreshing.catch(() => {}).then(() => this.refresh(pending));
     if (this.refreshing === null) {

@@ -434,7 +434,7 @@ interface Refreshable {
   refresh(): Promise<RefreshOutcome>;
 }
 
-/** Reopens the served index (through its writes when it takes them: they commit first). */
+/** Reopens the served index (through its writes when it takes them: the newest commit plus the writes since). */
 async function refreshIndex(index: VectorIndex | IndexWrites): Promise<RefreshOutcome> {
   if (typeof (index as Partial<Refreshable>).refresh !== 'function') {
     throw new HttpError(400, 'illegal_argument_exception', 'this server cannot reopen its index (it was started without a reopenable index)');
