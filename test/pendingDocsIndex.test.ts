@@ -82,7 +82,9 @@ describe('PendingDocsIndex', () => {
     const now = await openIndex(dir);
     expect(seen).toEqual(await answers(now, queries));
 
-    await Promise.all([committed.close(), now.close()]);
+    const closing = view.close(); // closes `committed` too
+    expect(view.close()).toBe(closing);
+    await Promise.all([closing, now.close()]);
     await writer.close();
   });
 

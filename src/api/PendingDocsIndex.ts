@@ -39,6 +39,7 @@ export class PendingDocsIndex implements VectorIndex {
   private readonly mappingOf: Mapping | null;
   /** The pending docs' vectors in kernel memory, copied at the first search. */
   private vectors: Promise<PendingVectors> | null = null;
+  private closing: Promise<void> | null = null;
   private searching = 0;
   private retired = false;
 
@@ -212,9 +213,10 @@ export class PendingDocsIndex implements VectorIndex {
     return { doc: described.docs + at, ...f! };
   }
 
-  /** Releases the pending vectors and closes the committed index. */
+  /** Releases the pending vectors and closes the committed index (once: later calls get the same promise). */
   close(): Promise<void> {
     this.retire();
-    return this.committed.close();
+    this.closing ??= this.committed.close();
+    return this.closing;
   }
 }
