@@ -6,6 +6,7 @@ import { formatDuration } from './progress/Progress.js';
 import { DEFAULT_FIELD, DEFAULT_FLAT_THRESHOLD, DEFAULT_GRAPH_BEAM_WIDTH, DEFAULT_SEGMENT_DOCS } from '../segments/index/IndexBuilder.js';
 import { TARGET_SEGMENTS } from '../segments/index/segmentSizePolicy.js';
 import { buildIndex } from './api/buildIndex.js';
+import { calibrateIndex, calibrationSummary, recallTargetFlag } from './calibrateCommand.js';
 import { integerFlag, UsageError } from './cliFlags.js';
 import { parseVectorFormat } from '../segments/input/index.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
@@ -59,6 +60,12 @@ Options:
                         ${DEFAULT_ROTATION ? 'on' : 'off'}); a rotated index is no longer Lucene's exact format
   --centroid C          lucene | mean: COSINE centroid rule (default ${DEFAULT_CENTROID_RULE}); mean is
                         prescore's extension, not Lucene's exact format
+  --recall-target T     the index's default recall@10 (e.g. 0.95): searches that name no
+                        oversample, num_candidates or recall_target run the cheapest setting
+                        the calibration measured to reach it
+  --no-calibrate        skip the recall calibration at the end of the build (\`prescore
+                        calibrate\` measures it later; an index opened without one measures it
+                        in the background)
   --threads T           executor threads (default PRESCORE_THREADS or all cores)
   --quiet               no progress output
   -h, --help            this text
@@ -86,6 +93,8 @@ export async function buildCommand(argv: string[]): Promise<number> {
         rotation: { type: 'string' },
         centroid: { type: 'string' },
         threads: { type: 'string' },
+        'recall-target': { type: 'string' },
+        'no-calibrate': { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -107,6 +116,8 @@ export async function buildCommand(argv: string[]): Promise<number> {
       throw new UsageError('--similarity is required (cosine, dot_product, l2_norm or max_inner_product), or a --mapping with a dense_vector field');
     const similarity = values.similarity ? VectorSimilarityFunction.fromName(values.similarity) : undefined;
     const threads = integerFlag('threads', values.threads);
+    const recallTarget = recallTargetFlag(values['recall-target']);
+    if (recallTarget !== undefined && values['no-calibrate']) throw new UsageError('--recall-target needs the calibration that --no-calibrate skips');
     const executor = Executor.get({ threads });
     const report = await buildIndex({
       input: values.input,
@@ -130,6 +141,10 @@ export async function buildCommand(argv: string[]): Promise<number> {
         `(${report.graphs} with a graph), ${(report.bytes / 2 ** 20).toFixed(1)} MiB, ${formatDuration(report.elapsedMs)}; ` +
         `peak RSS ${(process.resourceUsage().maxRSS / 2 ** 20).toFixed(2)} GiB; commit ${report.commit}\n`,
     );
+    if (!values['no-calibrate']) {
+      const { calibration, ms } = await calibrateIndex(report.dir, { defaultTarget: recallTarget, quiet: values.quiet });
+      process.stdout.write(calibrationSummary(calibration, ms));
+    }
     return 0;
   } catch (e) {
     process.stderr.write(`prescore build: ${(e as Error).message}\n`);

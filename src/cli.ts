@@ -10,6 +10,7 @@ import { openIndex } from './api/openIndex.js';
 import { openLuceneIndex, sidecarEventLine } from './api/openLuceneIndex.js';
 import { indexOpener } from './indexOpener.js';
 import { checkCommand, infoCommand } from './inspectCommands.js';
+import { calibrateCommand } from './calibrateCommand.js';
 
 export const USAGE = `Usage: prescore <command> [options]
 
@@ -21,6 +22,7 @@ Commands:
   load      open-loop Poisson load test against a running server
   info      describe an index (segments, sizes, page-cache residency)
   check     verify every byte of an index (CRC32 of every file)
+  calibrate measure what oversample reaches what recall on an index (for recall_target)
 
 Run \`prescore <command> --help\` for a command's options; \`prescore serve --help\` also shows
 a filtered search returning documents (\`_source\`) in both request shapes and from the library.
@@ -50,6 +52,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   load: (argv) => loadCommand(argv),
   info: infoCommand,
   check: checkCommand,
+  calibrate: calibrateCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -6,7 +6,7 @@
  *   const filtered = await index.search(vector, { k: 10, filter: new TermQuery('category', 'books'), source: true });
  *   await index.close();
  */
-export { openIndex, openReader, DEFAULT_NUM_CANDIDATES, type OpenIndexOptions } from './api/openIndex.js';
+export { openIndex, openReader, DEFAULT_NUM_CANDIDATES, defaultBeam, type OpenIndexOptions } from './api/openIndex.js';
 export { openLuceneIndex, type OpenLuceneIndexOptions } from './api/openLuceneIndex.js';
 export * from './api/types.js';
 export { IndexSearcher, type IndexSearcherOptions } from './api/IndexSearcher.js';
@@ -58,6 +58,10 @@ export {
 } from '../segments/index/IndexWriter.js';
 export type { SegmentBuildParameters } from '../segments/index/SegmentWriter.js';
 export { DEFAULT_GRAPH_MERGE, type GraphMerge } from '../segments/index/SegmentMergeTask.js';
+export { MAX_RECALL_TARGET, MIN_RECALL_TARGET, type CalibrationSource, type RecallCalibration, type RecallPoint } from '../segments/index/RecallCalibration.js';
+export { CALIBRATE_AT_OPEN_DOCS, CALIBRATE_WHEN, type CalibrateWhen } from './calibration/IndexRecallCalibration.js';
+export { RecallTargetError } from './calibration/RecallTargetError.js';
+export type { ProgressStream } from './progress/Progress.js';
 export { TieredMergePolicy, type TieredMergePolicyOptions, type MergeCandidate } from '../segments/index/TieredMergePolicy.js';
 export type { DocVersion, StoredDoc } from '../segments/index/WriterSegment.js';
 export type { DenseVectorSimilarity } from '../segments/document/FieldMapping.js';

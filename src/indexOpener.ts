@@ -22,8 +22,18 @@ export function indexOpener(
         firstPhase: req.firstPhase,
         knnThread: req.knnThread,
         rescoreThread: req.rescoreThread,
+        calibrate: req.calibrate,
+        recallTarget: req.recallTarget,
       });
     }
-    return openPrescore(dir, { name: req.name, readPath: req.readPath, firstPhase: req.firstPhase, knnThread: req.knnThread, rescoreThread: req.rescoreThread });
+    return openPrescore(dir, {
+      name: req.name,
+      readPath: req.readPath,
+      firstPhase: req.firstPhase,
+      knnThread: req.knnThread,
+      rescoreThread: req.rescoreThread,
+      calibrate: req.calibrate,
+      recallTarget: req.recallTarget,
+    });
   };
 }

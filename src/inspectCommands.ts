@@ -4,9 +4,10 @@ import { describeReader } from './api/openIndex.js';
 import { DEFAULT_READ_PATH } from '../query/IndexSearcher.js';
 import { defaultExecutorThreads } from './executor/Executor.js';
 import { DirectoryReader } from '../segments/index/DirectoryReader.js';
+import { readRecallCalibration } from '../segments/index/RecallCalibrationFormat.js';
 
 const INFO_USAGE =
-  'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes, page-cache residency,\nand the RAM serving it takes (memory: codes and graphs once per process, scratch per worker for\nPRESCORE_THREADS workers).\n';
+  'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes, page-cache residency,\nand the RAM serving it takes (memory: codes and graphs once per process, scratch per worker for\nPRESCORE_THREADS workers), and its recall calibration (what oversample reaches what recall@10; null: none).\n';
 const CHECK_USAGE = 'Usage: prescore check --index DIR\n\nVerifies the CRC32 footer of every file of every segment (reads every byte).\n';
 
 function indexArg(argv: string[], usage: string): string | number {
@@ -29,7 +30,8 @@ export async function infoCommand(argv: string[]): Promise<number> {
   if (typeof dir === 'number') return dir;
   try {
     const reader = DirectoryReader.open(dir);
-    process.stdout.write(`${JSON.stringify(describeReader(reader, basename(reader.dir), DEFAULT_READ_PATH, { threads: defaultExecutorThreads() }), null, 2)}\n`);
+    const described = describeReader(reader, basename(reader.dir), DEFAULT_READ_PATH, { threads: defaultExecutorThreads() });
+    process.stdout.write(`${JSON.stringify({ ...described, calibration: readRecallCalibration(reader.dir) }, null, 2)}\n`);
     return 0;
   } catch (e) {
     process.stderr.write(`prescore info: ${(e as Error).message}\n`);

@@ -28,6 +28,7 @@ function flagsInCode(): string[] {
     build: parseArgsOptions('src/buildCommand.ts'),
     info: parseArgsOptions('src/inspectCommands.ts'),
     check: parseArgsOptions('src/inspectCommands.ts'),
+    calibrate: parseArgsOptions('src/calibrateCommand.ts'),
     load: parseArgsOptions('load/command.ts'),
     serve: Object.values(SERVE_SETTINGS).map((s) => s.flag),
     // `start` reads its own flag by hand and passes the rest to `serve`.

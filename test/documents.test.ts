@@ -112,7 +112,7 @@ describe('documents in the library', () => {
   });
 
   it('refuses a search option it does not know, naming it, rather than running the default search', async () => {
-    await expect(idx.search(q(1), { k: 3, recallTarget: 0.95 } as never)).rejects.toThrow(/unknown search option "recallTarget"; known: k, numCandidates/);
+    await expect(idx.search(q(1), { k: 3, recall_target: 0.95 } as never)).rejects.toThrow(/unknown search option "recall_target"; known: k, numCandidates/);
     await expect(idx.search(q(1), { k: 3, _source: true } as never)).rejects.toThrow(/unknown search option "_source"/);
     expect((await idx.search(q(1), { k: 3, oversample: 2, source: false })).hits).toHaveLength(3);
   });

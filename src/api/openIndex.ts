@@ -40,9 +40,20 @@ import {
   type ReadPath,
   type SearchHit,
   type SearchOptions,
+  type CalibrateOptions,
+  type RecallUsed,
   type SearchResult,
+  type SearchStats,
   type VectorIndex,
 } from './types.js';
+import { type CalibrateWhen, IndexRecallCalibration } from '../calibration/IndexRecallCalibration.js';
+import { RecallTargetError } from '../calibration/RecallTargetError.js';
+import { bestLowerBound, MAX_RECALL_TARGET, MIN_RECALL_TARGET, type RecallCalibration, settingFor } from '../../segments/index/RecallCalibration.js';
+import type { ProgressStream } from '../progress/Progress.js';
+
+function round4(x: number): number {
+  return Math.round(x * 10_000) / 10_000;
+}
 
 /** The smallest HNSW beam per segment when the caller gives none (see defaultBeam). */
 export const DEFAULT_NUM_CANDIDATES = 200;
@@ -92,6 +103,18 @@ export interface OpenIndexOptions {
   readonly rescoreThread?: RescoreThread;
   /** Where the first phase runs by default (see KnnThread; default `adaptive`). */
   readonly knnThread?: KnnThread;
+  /**
+   * When an index without a recall calibration (`recall.cal`) measures one (see CalibrateWhen):
+   * default 'open', in the background for indexes of at least CALIBRATE_AT_OPEN_DOCS live docs.
+   */
+  readonly calibrate?: CalibrateWhen;
+  /**
+   * The recall@10 that searches naming no oversample, numCandidates or recallTarget aim for
+   * (default: the target stored with the index's calibration, else none: DEFAULT_OVERSAMPLE).
+   */
+  readonly recallTarget?: number;
+  /** Progress of a calibration on stderr (default), off, or to a stream. */
+  readonly calibrationProgress?: boolean | ProgressStream;
 }
 
 let openCount = 0;
@@ -110,7 +133,7 @@ export const RESCORE_ALL_ACCEPTED = 1_000;
 
 /**
  * Every search option, so that one the library does not know (a typo, or an option of another
- * version such as `recallTarget`) is refused rather than silently ignored, as the HTTP API
+ * version such as `recall_target`) is refused rather than silently ignored, as the HTTP API
  * refuses unknown fields. The Record type makes the compiler ask for each new option here.
  */
 const SEARCH_OPTION_KEYS: Readonly<Record<keyof SearchOptions, true>> = {
@@ -119,6 +142,7 @@ const SEARCH_OPTION_KEYS: Readonly<Record<keyof SearchOptions, true>> = {
   oversample: true,
   readPath: true,
   prefetchPolicy: true,
+  recallTarget: true,
   signal: true,
   profile: true,
   rescoreThread: true,
@@ -205,9 +229,13 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     throw e;
   }
   openCount++;
-  const index = new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor.threads, {
+  if (options.recallTarget !== undefined) checkRecallTarget(options.recallTarget, 'recallTarget');
+  const index = new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor, {
     firstPhase: options.firstPhase ?? 'codes',
     lookahead: options.lookahead ?? DEFAULT_GRAPH_LOOKAHEAD,
+    calibrate: options.calibrate ?? 'open',
+    recallTarget: options.recallTarget,
+    calibrationProgress: options.calibrationProgress,
   });
   const warmed = warmedUp.get(executor) ?? new Set<FirstPhase>();
   if (!warm) {
@@ -215,7 +243,15 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     warmed.add(firstPhase);
     warmedUp.set(executor, warmed);
   }
+  index.calibration.startAtOpen();
   return index;
+}
+
+/** A recall target must be a fraction a calibration can measure. */
+function checkRecallTarget(target: number, name: string): void {
+  if (!(typeof target === 'number' && target >= MIN_RECALL_TARGET && target <= MAX_RECALL_TARGET)) {
+    throw new RangeError(`${name} must be a recall@10 in [${MIN_RECALL_TARGET}, ${MAX_RECALL_TARGET}], got ${String(target)}`);
+  }
 }
 
 /** Segments whose codes and graph take at most this many bytes load on the calling thread at open (~1-2 ms). */
@@ -288,14 +324,79 @@ class SearchableIndex implements VectorIndex {
     return { reader: this.reader, vectorField: this.reader.field.name, types: this.types, fieldPaths: () => this.reader.mapping?.fieldPaths ?? [] };
   }
 
+  /** What oversample reaches what recall on this index (recallTarget searches). */
+  readonly calibration: IndexRecallCalibration;
+  private readonly threads: number;
+
   constructor(
     readonly name: string,
     readonly reader: IndexReader,
     readonly searcher: IndexSearcher,
     private readonly resident: ResidentIndex | null,
-    private readonly threads: number,
-    private readonly firstPhase: { readonly firstPhase: FirstPhase; readonly lookahead: number },
-  ) {}
+    executor: Executor,
+    private readonly firstPhase: {
+      readonly firstPhase: FirstPhase;
+      readonly lookahead: number;
+      readonly calibrate: CalibrateWhen;
+      readonly recallTarget?: number;
+      readonly calibrationProgress?: boolean | ProgressStream;
+    },
+  ) {
+    this.threads = executor.threads;
+    this.calibration = new IndexRecallCalibration(reader, executor, this, {
+      when: firstPhase.calibrate,
+      beam: defaultBeam,
+      progress: firstPhase.calibrationProgress,
+      onError: (e) => {
+        if (!this.closed) console.error(`prescore: index ${name}: recall calibration failed: ${e instanceof Error ? e.message : String(e)}`);
+      },
+    });
+  }
+
+  /**
+   * The oversample and beam a search with a recall target runs with, from the calibration: the
+   * cheapest setting measured to reach the target. An asked-for target no setting reaches is
+   * refused; the index's default target then takes the best setting measured, saying so.
+   */
+  private async recallSetting(options: SearchOptions): Promise<{ oversample: number | undefined; numCandidates: number | undefined; recall?: RecallUsed }> {
+    const asked = options.recallTarget;
+    if (asked !== undefined) {
+      checkRecallTarget(asked, 'recallTarget');
+      if (options.oversample !== undefined || options.numCandidates !== undefined) {
+        throw new RangeError('recallTarget chooses oversample and numCandidates: give either recallTarget or those, not both');
+      }
+    }
+    const target = asked ?? (options.oversample === undefined && options.numCandidates === undefined ? this.defaultRecallTarget() : undefined);
+    if (target === undefined) return { oversample: options.oversample, numCandidates: options.numCandidates };
+    // A default target does not wait for a calibration under way: until it lands, the default search runs.
+    const calibration = asked !== undefined ? await this.calibration.require() : this.calibration.get();
+    if (calibration === null) return { oversample: undefined, numCandidates: undefined };
+    let point = settingFor(calibration, target);
+    if (point === null && asked !== undefined) {
+      throw new RecallTargetError(
+        `recall target ${asked} is above what index ${this.name}'s calibration measured: at best recall@${calibration.k} >= ${round4(bestLowerBound(calibration))} (oversample ${calibration.points.at(-1)?.oversample ?? '-'})`,
+      );
+    }
+    point ??= calibration.points.reduce((best, p) => (p.lowerBound > best.lowerBound ? p : best));
+    const numCandidates = defaultBeam(Math.ceil(options.k * point.oversample));
+    return {
+      oversample: point.oversample,
+      numCandidates,
+      recall: { target, oversample: point.oversample, numCandidates, calibratedRecall: round4(point.lowerBound), reached: point.lowerBound >= target },
+    };
+  }
+
+  async calibrate(options: CalibrateOptions = {}): Promise<RecallCalibration> {
+    if (this.closed) throw new Error(`index ${this.name} is closed`);
+    if (options.defaultTarget != null) checkRecallTarget(options.defaultTarget, 'defaultTarget');
+    // One under way (from open) measured without these options: let it end, then measure as asked.
+    if (this.calibration.measuring) await this.calibration.require().catch(() => {});
+    return this.calibration.measure(options);
+  }
+
+  private defaultRecallTarget(): number | undefined {
+    return this.firstPhase.recallTarget ?? this.calibration.get()?.defaultTarget ?? undefined;
+  }
 
   get dims(): number {
     return this.reader.field.dims;
@@ -310,12 +411,15 @@ class SearchableIndex implements VectorIndex {
     }
     const { k } = options;
     if (!(Number.isInteger(k) && k >= 1 && k <= MAX_K)) throw new RangeError(`k must be an integer in [1, ${MAX_K}], got ${k}`);
-    const oversample = options.oversample ?? DEFAULT_OVERSAMPLE;
+    const setting =
+      options.recallTarget !== undefined || this.firstPhase.recallTarget !== undefined || this.calibration.get()?.defaultTarget != null ? await this.recallSetting(options) : null;
+    const oversample = (setting ? setting.oversample : options.oversample) ?? DEFAULT_OVERSAMPLE;
+    const numCandidates = setting ? setting.numCandidates : options.numCandidates;
     if (!(oversample >= MIN_OVERSAMPLE && oversample <= MAX_OVERSAMPLE)) {
       throw new RangeError(`oversample must be in [${MIN_OVERSAMPLE}, ${MAX_OVERSAMPLE}], got ${oversample}`);
     }
-    if (options.numCandidates !== undefined && !(Number.isInteger(options.numCandidates) && options.numCandidates >= k && options.numCandidates <= MAX_NUM_CANDIDATES)) {
-      throw new RangeError(`numCandidates must be an integer in [k, ${MAX_NUM_CANDIDATES}], got ${options.numCandidates}`);
+    if (numCandidates !== undefined && !(Number.isInteger(numCandidates) && numCandidates >= k && numCandidates <= MAX_NUM_CANDIDATES)) {
+      throw new RangeError(`numCandidates must be an integer in [k, ${MAX_NUM_CANDIDATES}], got ${numCandidates}`);
     }
     if (options.segmentSearch !== undefined && !(SEGMENT_SEARCHES as readonly string[]).includes(options.segmentSearch)) {
       throw new RangeError(`segmentSearch must be one of ${SEGMENT_SEARCHES.join(', ')}, got ${String(options.segmentSearch)}`);
@@ -337,7 +441,7 @@ class SearchableIndex implements VectorIndex {
       if (accepted <= RESCORE_ALL_ACCEPTED) candidates = Math.max(1, Math.min(accepted, MAX_RESCORE_CANDIDATES));
     }
     const knn = new KnnFloatVectorQuery(field, vector, candidates, {
-      numCandidates: options.numCandidates !== undefined ? Math.max(candidates, options.numCandidates) : defaultBeam(candidates),
+      numCandidates: numCandidates !== undefined ? Math.max(candidates, numCandidates) : defaultBeam(candidates),
       firstPhase: this.firstPhase.firstPhase,
       lookahead: this.firstPhase.lookahead,
       segmentSearch: options.segmentSearch,
@@ -372,7 +476,8 @@ class SearchableIndex implements VectorIndex {
       const f = fetched?.[i];
       return f === undefined ? hit : { ...hit, ...(f.source ? { source: f.source } : {}), ...(f.fields ? { fields: f.fields } : {}) };
     });
-    const stats = filter ? { ...outcome.stats, timings: { ...outcome.stats.timings, filterMs: Math.round(filter.ms * 1000) / 1000 } } : outcome.stats;
+    let stats: SearchStats = filter ? { ...outcome.stats, timings: { ...outcome.stats.timings, filterMs: Math.round(filter.ms * 1000) / 1000 } } : outcome.stats;
+    if (setting?.recall) stats = { ...stats, recall: setting.recall };
     if (!profiler) return { hits, totalHits: outcome.topDocs.totalHits.value, stats };
     profiler.phase('library.hits', hitsAt);
     return { hits, totalHits: outcome.topDocs.totalHits.value, stats: { ...stats, profile: profiler.toProfile() } };
@@ -455,12 +560,20 @@ class SearchableIndex implements VectorIndex {
 
   async describe(): Promise<IndexDescription> {
     const described = describeReader(this.reader, this.name, this.searcher.readPath, { threads: this.threads, held: this.resident?.memory() });
-    return { ...described, firstPhase: this.firstPhase.firstPhase };
+    const recallTarget = this.defaultRecallTarget();
+    return {
+      ...described,
+      firstPhase: this.firstPhase.firstPhase,
+      calibration: this.calibration.get(),
+      calibrating: this.calibration.measuring,
+      ...(recallTarget !== undefined ? { recallTarget } : {}),
+    };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.calibration.close();
     // Tasks whose slices searches took back may still be queued: they answer at once, and must
     // before the pool is destroyed (an answer after that is an error in the pool).
     await this.searcher.takenBack.drained();

@@ -13,6 +13,7 @@ import type { SegmentSearch } from '../../segments/index/SegmentSearchPlan.js';
 import type { CallerThread } from '../../query/CallerThread.js';
 import type { KnnFilter } from '../../query/KnnFloatVectorQuery.js';
 import type { FilterQuery } from '../../query/filter/FilterQuery.js';
+import type { RecallCalibration } from '../../segments/index/RecallCalibration.js';
 
 export { READ_PATHS, type ReadPath } from '../../query/ReadPath.js';
 export type { QueryStats, FirstPhaseIo } from '../../query/QueryStats.js';
@@ -35,6 +36,12 @@ export interface SearchOptions {
   readonly numCandidates?: number;
   /** First phase keeps k x oversample candidates for fp32 rescoring, in [1, 100], with k x oversample <= 10000. Default DEFAULT_OVERSAMPLE. */
   readonly oversample?: number;
+  /**
+   * The recall@10 this search must reach, in [0.01, 0.999]: the index's calibration picks the
+   * cheapest oversample and beam measured to reach it (with `oversample`/`numCandidates`: an
+   * error). A target no measured setting reaches is an error. `stats.recall` says what ran.
+   */
+  readonly recallTarget?: number;
   /** Default: the index's configured read path. */
   readonly readPath?: ReadPath;
   /** How prefetching paths decide whether to prefetch a vector (default: the index's, `adaptive`). */
@@ -139,7 +146,34 @@ export interface SearchResult {
   readonly hits: readonly SearchHit[];
   /** Number of candidates the inner (first-phase) query matched (Lucene's totalHits). */
   readonly totalHits: number;
-  readonly stats: QueryStats;
+  readonly stats: SearchStats;
+}
+
+/** A search's own figures: the engine's, and for a search with a recall target the setting it ran. */
+export interface SearchStats extends QueryStats {
+  readonly recall?: RecallUsed;
+}
+
+/** What {@link VectorIndex.calibrate} measures with. */
+export interface CalibrateOptions {
+  /** Held-out queries (count x dims floats), searched as given. Default: a sample of the index's own live docs. */
+  readonly queries?: Float32Array;
+  /** Docs sampled as queries when no held-out ones are given (default 200). */
+  readonly sample?: number;
+  /** Stored with the calibration as the target of searches that name no setting; default: the one stored before, else none. */
+  readonly defaultTarget?: number | null;
+}
+
+/** How a search with a recall target ran (its `stats.recall`). */
+export interface RecallUsed {
+  /** The recall@10 asked for (or the index's default target). */
+  readonly target: number;
+  readonly oversample: number;
+  readonly numCandidates: number;
+  /** The calibration's lower confidence bound on recall@10 at this setting. */
+  readonly calibratedRecall: number;
+  /** False only for an index's default target no measured setting reaches: the best one ran. */
+  readonly reached: boolean;
 }
 
 /** One segment of an index, as {@link VectorIndex.describe} reports it. */
@@ -171,6 +205,12 @@ export interface IndexDescription {
   readonly firstPhase?: 'codes' | 'graph';
   /** RAM the first phase holds for this index (codes and graphs once per process, scratch per worker). */
   readonly memory: IndexMemory;
+  /** What oversample reaches what recall on this index (null: not measured yet; absent: not an open index). */
+  readonly calibration?: RecallCalibration | null;
+  /** A calibration is being measured. */
+  readonly calibrating?: boolean;
+  /** The recall target of searches that name none of oversample, numCandidates, recallTarget. */
+  readonly recallTarget?: number;
 }
 
 /**
@@ -220,6 +260,17 @@ export interface VectorIndex {
   commitGeneration?(): number | null;
   /** Releases mappings and, if this was the last open index, the executor. */
   close(): Promise<void>;
+  /**
+   * Measures what oversample reaches what recall@10 on this index (its own docs as queries, or
+   * held-out ones), keeps it for recallTarget searches and stores it in a prescore index directory.
+   *
+   * @example
+   * ```ts
+   * const c = await index.calibrate!({ defaultTarget: 0.95 });
+   * const { stats } = await index.search(vector, { k: 10, recallTarget: 0.95 });
+   * ```
+   */
+  calibrate?(options?: CalibrateOptions): Promise<RecallCalibration>;
   /** The index's mapping as Elasticsearch shows it (`GET /:index/_mapping`); null when none is known. */
   mapping?(): Record<string, unknown> | null;
   /** The document with a user-facing id, or null (Elasticsearch's GET `_doc`). */

@@ -30,7 +30,7 @@ if (!existsSync(ds.indexDir) || listCommitGenerations(ds.indexDir).length === 0)
 }
 
 const { vectors, truth } = await loadQueries(ds);
-const index = await openIndex(ds.indexDir);
+const index = await openIndex(ds.indexDir, { calibrate: 'first-use' });
 try {
   const oversamples = [1, 2, 3, 4, 5, 6, 8];
   const sums = new Map(oversamples.map((o) => [o, 0]));

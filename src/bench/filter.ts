@@ -158,7 +158,7 @@ for (const { n, dim } of sizes) {
   const truth = await readFilteredGroundTruth(join(ds.dir, 'filtered_groundtruth.ivecs'));
   const q = await readAllVectors(join(ds.dir, 'query.fvecs'));
   const queries = Math.min(Number(values.queries ?? q.count), q.count);
-  const idx: VectorIndex = await openIndex(ds.indexDir);
+  const idx: VectorIndex = await openIndex(ds.indexDir, { calibrate: 'first-use' });
   const mapping = Mapping.parse(idx.mapping!()!);
   const lookup = { field: (p: string) => mapping.field(p) };
   const parse = (json: unknown): FilterQuery => {

@@ -193,7 +193,7 @@ if (values.only === undefined || values.only === 'open') {
     evict();
     for (const f of readdirSync(ds.indexDir)) evictFromPageCache(join(ds.indexDir, f));
     const t0 = performance.now();
-    const index = await openIndex(ds.indexDir, { firstPhase });
+    const index = await openIndex(ds.indexDir, { firstPhase, calibrate: 'first-use' });
     await index.search(vectors[0], { k: K, numCandidates: NUM_CANDIDATES });
     timings.push([`${ds.name} index, cold, ${firstPhase === 'codes' ? '1-bit codes loaded into the workers' : 'graph in place'}`, performance.now() - t0]);
     await index.close();

@@ -81,7 +81,8 @@ async function main(): Promise<void> {
   const vs = values.variants ? values.variants.split(',').map((i) => all[Number(i)]) : all;
   const { vectors, truth } = await loadQueries(ds, values.probe ? 1 : Number(values.queries));
   const indexes: VectorIndex[] = [];
-  for (const v of vs) indexes.push(await openIndex(ds.indexDir, { firstPhase: v.firstPhase, ioConcurrency: v.ioConcurrency, lookahead: v.lookahead, readPath: v.readPath }));
+  for (const v of vs)
+    indexes.push(await openIndex(ds.indexDir, { calibrate: 'first-use', firstPhase: v.firstPhase, ioConcurrency: v.ioConcurrency, lookahead: v.lookahead, readPath: v.readPath }));
   const search = (v: number, q: number) => indexes[v].search(vectors[q], { k: K, numCandidates: NUM_CANDIDATES, oversample: vs[v].oversample, readPath: vs[v].readPath });
   if (values.probe) {
     for (let v = 0; v < vs.length; v++) await search(v, 0);

@@ -351,7 +351,7 @@ async function recallAfterDeletes(ds: BenchDataset, vectors: Float32Array, field
     });
 
     const searchA = async (dir: string) => {
-      const index = await openIndex(dir);
+      const index = await openIndex(dir, { calibrate: 'first-use' });
       try {
         let sum = 0;
         let deletedHits = 0;
@@ -393,8 +393,8 @@ async function recallAfterDeletes(ds: BenchDataset, vectors: Float32Array, field
     const merged = shapeOf(aDir);
 
     // A merged and B, query by query in turn (which goes first alternates), the same search options.
-    const a = await openIndex(aDir);
-    const b = await openIndex(bDir);
+    const a = await openIndex(aDir, { calibrate: 'first-use' });
+    const b = await openIndex(bDir, { calibrate: 'first-use' });
     let recallMerged = 0;
     let recallFresh = 0;
     let deletedHits = beforeMerge.deletedHits;
@@ -604,6 +604,9 @@ async function writeOverHttp(ds: BenchDataset, vectors: Float32Array, fields: st
       '0',
       '--name',
       'live',
+      // A background recall calibration at start would share the cores with what is measured.
+      '--calibrate',
+      'first-use',
     ],
     coldFiles: [],
     limit: { kind: 'fixed', bytes: 0 },

@@ -30,7 +30,7 @@ const ds = benchDataset(Number(values.n ?? 1_000_000), Number(values.dim ?? 1024
 const build = ensureIndex(ds);
 const { vectors, truth } = await loadQueries(ds);
 const reader = DirectoryReader.open(ds.indexDir);
-const index = await openIndex(ds.indexDir);
+const index = await openIndex(ds.indexDir, { calibrate: 'first-use' });
 const searcher = new IndexSearcher(reader, { executor: Executor.get() });
 const NUM_CANDIDATES = 100;
 

@@ -184,7 +184,22 @@ async function withColdServer<T extends { readonly report: Parameters<typeof dia
   );
   if (device.qd1PagesPerS < SLOW_DEVICE_QD1_PAGES_PER_S)
     process.stderr.write(`bench:load ${label}: the disk is throttled now; this run's cold figures will measure the throttle\n`);
-  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--read-path', readPath, '--max-inflight', '32', '--max-queue', '32'];
+  const argv = [
+    join(packageRoot(), 'bin', 'prescore.js'),
+    'serve',
+    '--index',
+    ds.indexDir,
+    '--port',
+    '0',
+    '--calibrate',
+    'first-use',
+    '--read-path',
+    readPath,
+    '--max-inflight',
+    '32',
+    '--max-queue',
+    '32',
+  ];
   const server = await ColdServer.start({
     argv,
     coldFiles: vecFiles,

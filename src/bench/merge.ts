@@ -44,7 +44,7 @@ function parseVariant(v: string): GraphMerge {
 
 /** Recall@10 of an index over the query set (k=10, default search settings). */
 async function recallOf(dir: string, queries: QuerySet): Promise<number> {
-  const index = await openIndex(dir);
+  const index = await openIndex(dir, { calibrate: 'first-use' });
   try {
     let sum = 0;
     for (let q = 0; q < queries.vectors.length; q++) sum += recallAt(10, (await index.search(queries.vectors[q]!, { k: 10 })).hits, queries.truth[q]!);

@@ -40,7 +40,7 @@ const oversample = Number(values.oversample ?? 5);
 const profile = values['no-profile'] !== true;
 const variants = (values.variants ?? 'mmap+parallel,mmap+parallel#executor~executor,mmap+prefetch,mmap,pread').split(',');
 const { vectors, truth } = await loadQueries(ds, Number(values.queries ?? 500));
-const index = await openIndex(ds.indexDir, { threads: values.threads ? Number(values.threads) : undefined });
+const index = await openIndex(ds.indexDir, { calibrate: 'first-use', threads: values.threads ? Number(values.threads) : undefined });
 const numCandidates = values['num-candidates'] ? Number(values['num-candidates']) : undefined;
 
 interface Variant {

@@ -35,7 +35,7 @@ export async function servedRows(set: RecallSet, indexDir: string, oversamples: 
   const codes = reader.leaves[0]?.reader.handle.quantized;
   const bits = codes?.bits ?? 1;
   const rotated = (codes?.rotationSeed ?? null) !== null;
-  const index = await openReader(reader);
+  const index = await openReader(reader, { calibrate: 'first-use' });
   try {
     const description = await index.describe();
     if (description.docs !== set.base.size) {

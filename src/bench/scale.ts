@@ -145,7 +145,7 @@ for (const n of sizes) {
 // The first phase of every size side by side in this process (warm: it reads only codes and
 // graphs), query by query in rotating order: the 5M / 1M first-phase ratio.
 process.stderr.write('scale: first phase side by side\n');
-const indexes = await Promise.all(datasets.map((ds) => openIndex(ds.indexDir)));
+const indexes = await Promise.all(datasets.map((ds) => openIndex(ds.indexDir, { calibrate: 'first-use' })));
 const sideBySide = datasets.map(() => [] as number[]);
 const queries = await Promise.all(datasets.map((ds) => loadQueries(ds)));
 const sideBySideCount = Math.min(queryCount, ...queries.map((q) => q.vectors.length));
@@ -330,7 +330,7 @@ type Started = { readonly oom: false; readonly server: ColdServer } | { readonly
  * not open in it.
  */
 async function startServer(ds: BenchDataset, coldFiles: readonly string[], workers: number, limit: number): Promise<Started> {
-  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--max-inflight', '32', '--max-queue', '32'];
+  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--calibrate', 'first-use', '--max-inflight', '32', '--max-queue', '32'];
   try {
     const server = await ColdServer.start({
       argv,

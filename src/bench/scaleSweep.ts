@@ -72,7 +72,7 @@ export async function segmentSweep(options: SweepOptions): Promise<void> {
     first ??= ds;
     const build = ensureIndex(ds);
     if (docs !== undefined) toDelete.push(ds.indexDir, `${ds.indexDir}.build.json`);
-    const index = await openIndex(ds.indexDir);
+    const index = await openIndex(ds.indexDir, { calibrate: 'first-use' });
     closers.push(() => index.close());
     const d = await index.describe();
     const label = `${docs === undefined ? 'default policy: ' : ''}${d.segments[0].docs.toLocaleString()} docs${beamWidth === undefined ? '' : `, build beam ${beamWidth}`}`;

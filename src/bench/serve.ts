@@ -123,7 +123,7 @@ function delayP99Ms(a: Scrape, b: Scrape): number {
 }
 
 async function startServer(ds: BenchDataset, extra: readonly string[], cold: { readonly files: readonly string[] } | null): Promise<ColdServer> {
-  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', ...extra];
+  const argv = [join(packageRoot(), 'bin', 'prescore.js'), 'serve', '--index', ds.indexDir, '--port', '0', '--calibrate', 'first-use', ...extra];
   if (cold === null) return ColdServer.start({ argv, coldFiles: [], limit: { kind: 'fixed', bytes: 0 }, cgroup: { ok: false, reason: 'warm' }, name: 'warm' });
   return ColdServer.start({
     argv,
@@ -313,7 +313,7 @@ for (const { n, dim } of sizes) {
   process.stderr.write(`bench:serve ${tag}: warm servers (defaults; --max-inflight ${LIMITED.maxInflight} --max-queue ${LIMITED.maxQueue}) and the library\n`);
   const defaults = await startServer(ds, [], null);
   const limited = await startServer(ds, ['--max-inflight', String(LIMITED.maxInflight), '--max-queue', String(LIMITED.maxQueue)], null);
-  const library = await openIndex(ds.indexDir);
+  const library = await openIndex(ds.indexDir, { calibrate: 'first-use' });
   const expected = new Map<number, string>();
   const rows: (string | number)[][] = [];
   const run: Record<string, unknown> = { index: tag, bodyParseMicros: parse, warm: {}, cold: null };

@@ -15,6 +15,7 @@ import { loadResident } from '../../segments/index/SegmentLoader.js';
 import { filteredGroundTruthRange, GEN_FILTERED_GROUND_TRUTH } from '../gen/filteredGroundTruthTask.js';
 import { genChunk } from '../gen/genChunkTask.js';
 import { groundTruthRange } from '../gen/groundTruthTask.js';
+import { SEGMENT_GROUND_TRUTH, segmentGroundTruth } from '../calibration/segmentGroundTruthTask.js';
 import { ping } from './pingTask.js';
 import { BUILD_SEGMENT, GEN_CHUNK, GEN_GROUND_TRUTH, LOAD_RESIDENT, MERGE_SEGMENTS, PING } from './tasks.js';
 
@@ -36,4 +37,5 @@ export const handlers: ReadonlyMap<string, Handler> = new Map([
   register(BUILD_SEGMENT, buildSegment),
   register(MERGE_SEGMENTS, mergeSegments),
   register(LOAD_RESIDENT, loadResident),
+  register(SEGMENT_GROUND_TRUTH, segmentGroundTruth),
 ]);

@@ -5,6 +5,7 @@
  * control (bounded in-flight + bounded FIFO queue, 429 beyond) and run under a deadline whose
  * AbortSignal reaches the engine; a client disconnect aborts them too.
  */
+import { RecallTargetError } from '../calibration/RecallTargetError.js';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -291,6 +292,7 @@ export function createApp(indexes: VectorIndex | IndexCatalog, options: Partial<
           k: req.k,
           numCandidates: req.numCandidates,
           oversample: req.oversample,
+          ...(req.recallTarget !== undefined ? { recallTarget: req.recallTarget } : {}),
           readPath: req.readPath ?? opts.readPath,
           signal,
           profile: profiler,
@@ -362,6 +364,7 @@ export function createApp(indexes: VectorIndex | IndexCatalog, options: Partial<
 
   function searchFailure(e: unknown, signal: AbortSignal, stage: 'queue' | 'engine'): HttpError {
     if (e instanceof HttpError) return e;
+    if (e instanceof RecallTargetError) return new HttpError(400, 'illegal_argument_exception', e.message);
     if (signal.aborted) {
       const reason: unknown = signal.reason;
       if (reason instanceof SearchTimeoutError) {
@@ -531,6 +534,17 @@ function statsJson(result: SearchResult) {
     searched_on: s.searchedOn,
     slices_taken_back: s.slicesTakenBack,
     ...(s.filter ? { filter: s.filter.map((f) => ({ segment: f.segment, cardinality: f.cardinality, strategy: f.strategy, visited: f.visited, nearby: f.nearby })) } : {}),
+    ...(s.recall
+      ? {
+          recall: {
+            target: s.recall.target,
+            oversample: s.recall.oversample,
+            num_candidates: s.recall.numCandidates,
+            calibrated_recall: s.recall.calibratedRecall,
+            reached: s.recall.reached,
+          },
+        }
+      : {}),
     ...(s.profile ? { profile: profileJson(s.profile) } : {}),
   };
 }

@@ -93,6 +93,16 @@ export const statsSchema = z.object({
     )
     .optional()
     .meta({ description: 'A filtered search, per segment.' }),
+  recall: z
+    .object({
+      target: z.number().meta({ description: 'The recall@10 asked for (or the index default).' }),
+      oversample: z.number(),
+      num_candidates: z.int(),
+      calibrated_recall: z.number().meta({ description: "The calibration's 95% lower bound on recall@10 at this setting." }),
+      reached: z.boolean().meta({ description: 'False only when an index default target is above every measured setting: the best one ran.' }),
+    })
+    .optional()
+    .meta({ description: 'A search with a recall target: the setting its calibration chose.' }),
   profile: profileSchema.optional(),
 });
 

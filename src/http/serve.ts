@@ -19,6 +19,8 @@ import { SingleIndexCatalog, servedIndex, type IndexCatalog } from './IndexCatal
 import { DataDirectory, openServedIndex, type ServedIndexDeps } from './DataDirectory.js';
 import { defaultIndexSettings } from './IndexSettings.js';
 import { openIndexWriter } from '../api/openIndexWriter.js';
+import { CALIBRATE_AT_OPEN_DOCS, CALIBRATE_WHEN, type CalibrateWhen } from '../calibration/IndexRecallCalibration.js';
+import { MAX_RECALL_TARGET, MIN_RECALL_TARGET } from '../../segments/index/RecallCalibration.js';
 
 /** What `serve` asks the opener for. */
 export interface OpenIndexRequest {
@@ -40,6 +42,10 @@ export interface OpenIndexRequest {
   readonly knnThread?: KnnThread;
   /** `--rescore-thread`: where rescoring runs (default the engine's, adaptive). */
   readonly rescoreThread?: RescoreThread;
+  /** `--calibrate`: when an index without a recall calibration measures one (default the engine's, open). */
+  readonly calibrate?: CalibrateWhen;
+  /** `--recall-target`: the recall@10 of searches that name no oversample, num_candidates or recall_target. */
+  readonly recallTarget?: number;
 }
 
 export const FIRST_PHASE_MODES = ['codes', 'graph'] as const;
@@ -109,6 +115,18 @@ export const SERVE_SETTINGS = {
     env: 'PRESCORE_RESCORE_THREAD',
     arg: 'WHERE',
     help: `where fp32 rescoring runs: ${RESCORE_THREADS.join(' | ')} (default adaptive)`,
+  },
+  calibrate: {
+    flag: 'calibrate',
+    env: 'PRESCORE_CALIBRATE',
+    arg: 'WHEN',
+    help: `when an index without a recall calibration (for recall_target) measures one: ${CALIBRATE_WHEN.join(' | ')} (default open: in the background at start, for indexes of ${CALIBRATE_AT_OPEN_DOCS.toLocaleString('en')}+ docs; smaller ones at the first recall_target search)`,
+  },
+  recallTarget: {
+    flag: 'recall-target',
+    env: 'PRESCORE_RECALL_TARGET',
+    arg: 'R',
+    help: 'the recall@10 (e.g. 0.95) searches that name no oversample, num_candidates or recall_target aim for (default: the one stored with the index by `prescore build --recall-target`, else none)',
   },
   name: { flag: 'name', env: 'PRESCORE_NAME', arg: 'NAME', help: "index name for /:index/_search (default: the directory's name, or its parent's when it is called `index`)" },
   host: { flag: 'host', env: 'PRESCORE_HOST', arg: 'HOST', help: `address to bind (default ${DEFAULT_SERVER_OPTIONS.host})` },
@@ -236,6 +254,11 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   const firstPhase = oneOf('firstPhase', FIRST_PHASE_MODES);
   const knnThread = oneOf('knnThread', KNN_THREADS);
   const rescoreThread = oneOf('rescoreThread', RESCORE_THREADS);
+  const calibrate = oneOf('calibrate', CALIBRATE_WHEN);
+  const recallTargetValue = get('recallTarget');
+  const recallTarget = recallTargetValue === undefined ? undefined : Number(recallTargetValue);
+  if (recallTarget !== undefined && !(recallTarget >= MIN_RECALL_TARGET && recallTarget <= MAX_RECALL_TARGET))
+    throw new UsageError(`${where('recallTarget')} must be a recall in [${MIN_RECALL_TARGET}, ${MAX_RECALL_TARGET}], got ${JSON.stringify(recallTargetValue)}`);
   const name = source === 'data' ? undefined : (get('name') ?? defaultIndexName(dir));
   const mappingFile = get('mapping');
   if (mappingFile !== undefined && luceneDir === undefined) {
@@ -285,6 +308,8 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
       firstPhase,
       knnThread,
       rescoreThread,
+      ...(calibrate !== undefined ? { calibrate } : {}),
+      ...(recallTarget !== undefined ? { recallTarget } : {}),
     },
     server,
     refreshIntervalMs,

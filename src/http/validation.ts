@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { MAX_K, MAX_NUM_CANDIDATES, MAX_OVERSAMPLE, MAX_RESCORE_CANDIDATES, MIN_OVERSAMPLE, READ_PATHS, type ReadPath } from '../api/types.js';
+import { MAX_RECALL_TARGET, MIN_RECALL_TARGET } from '../../segments/index/RecallCalibration.js';
 import { MAX_REPORTED_ISSUES, validationError, type HttpError, type Result, type ValidationIssue } from './errors.js';
 import type { FilterQuery } from '../../query/filter/index.js';
 import type { DocvalueField, SourceOption } from '../api/types.js';
@@ -21,6 +22,8 @@ export interface SearchRequest {
   readonly k: number;
   readonly numCandidates: number | undefined;
   readonly oversample: number | undefined;
+  /** The recall@10 to reach (the index's calibration picks oversample and num_candidates). */
+  readonly recallTarget: number | undefined;
   readonly readPath: ReadPath | undefined;
   readonly timeoutMs: number | undefined;
   /** Return a per-phase profile in `stats.profile` (Elasticsearch's `profile: true`); implies `stats`. */
@@ -198,6 +201,7 @@ export function nativeSchema(shape: IndexShape, limits: Limits) {
     oversample: numberIn(MIN_OVERSAMPLE, MAX_OVERSAMPLE)
       .meta({ description: `k x oversample first-phase candidates are rescored from fp32 (default 5; k x oversample at most ${MAX_RESCORE_CANDIDATES}).` })
       .optional(),
+    recall_target: recallTargetSchema().optional(),
     read_path: readPathSchema.meta({ description: "How the fp32 vectors are read (default: the server's --read-path)." }).optional(),
     timeout_ms: intIn(1, limits.maxTimeoutMs).meta({ description: "The search's deadline, queueing included; 504 beyond (default: the server's --timeout-ms)." }).optional(),
     stats: statsSchema.meta({ description: "Return the search's `stats` and `queue_ms` with its hits (default false)." }).optional(),
@@ -206,6 +210,15 @@ export function nativeSchema(shape: IndexShape, limits: Limits) {
     _source: sourceSchema().optional(),
     fields: fieldListSchema('Mapped fields (patterns) whose values each hit carries in `fields`, read from its source.').optional(),
     docvalue_fields: fieldListSchema('Fields whose doc values each hit carries in `fields` (dates take a `format`).').optional(),
+  });
+}
+
+/** A recall@10 to reach, instead of oversample and num_candidates. */
+function recallTargetSchema() {
+  return numberIn(MIN_RECALL_TARGET, MAX_RECALL_TARGET).meta({
+    description:
+      "The recall@10 to reach: the index's calibration (`GET /v1/indexes`) picks the cheapest oversample and num_candidates measured to reach it; not with those. A target no measured setting reaches is a 400.",
+    examples: [0.95],
   });
 }
 
@@ -271,6 +284,7 @@ export function esSchema(shape: IndexShape, limits: Limits) {
               { error: 'must be an object like {"oversample": 3}' },
             )
             .optional(),
+          recall_target: recallTargetSchema().optional(),
           filter: filterSchema().optional(),
           boost: z.number({ error: 'must be a number' }).optional(),
         },
@@ -330,6 +344,7 @@ function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, shape: Index
   if (obj) {
     checkCandidates(obj.k, obj.num_candidates, 'num_candidates', issues);
     checkRescoreWindow(obj.k, obj.oversample, 'oversample', issues);
+    checkRecallTarget(obj.recall_target, { num_candidates: obj.num_candidates, oversample: obj.oversample }, 'recall_target', issues);
     if (obj.filter !== undefined) filter = readFilter(obj.filter, shape, issues, 'filter');
     fetch = hitContents(obj, issues);
   }
@@ -342,6 +357,7 @@ function parseNativeSearch(schema: ReturnType<typeof nativeSchema>, shape: Index
       k: b.k,
       numCandidates: b.num_candidates,
       oversample: b.oversample,
+      recallTarget: b.recall_target,
       readPath: b.read_path,
       timeoutMs: b.timeout_ms,
       profile: b.profile === true,
@@ -395,6 +411,7 @@ function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, b
     }
     checkCandidates(knn.k ?? size, knn.num_candidates, 'knn.num_candidates', issues);
     checkRescoreWindow(knn.k ?? size, asRecord(knn.rescore_vector)?.oversample, 'knn.rescore_vector.oversample', issues);
+    checkRecallTarget(knn.recall_target, { num_candidates: knn.num_candidates, rescore_vector: knn.rescore_vector }, 'knn.recall_target', issues);
     if (knn.filter !== undefined) knnFilter = readFilter(knn.filter, shape, issues, 'knn.filter');
   }
   let plan: ReturnType<typeof parseQuery> = null;
@@ -414,6 +431,7 @@ function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, b
     else vector = v.data;
     checkCandidates(plan.knn.k ?? size, plan.knn.numCandidates, `${plan.knn.path}.num_candidates`, issues);
     checkRescoreWindow(plan.knn.k ?? size, plan.knn.oversample, `${plan.knn.path}.rescore_vector.oversample`, issues);
+    checkRecallTarget(plan.knn.recallTarget, { num_candidates: plan.knn.numCandidates, rescore_vector: plan.knn.oversample }, `${plan.knn.path}.recall_target`, issues);
   }
   if (!parsed.success || issues.length > 0) return { ok: false, error: toError(issues) };
   const b = parsed.data;
@@ -423,14 +441,17 @@ function parseEsSearch(schema: ReturnType<typeof esSchema>, shape: IndexShape, b
   const k = (clause ? clause.k : b.knn!.k) ?? from + size;
   if (k < 1) return { ok: false, error: toError([{ path: clause ? `${clause.path}.k` : 'knn.k', reason: 'must be given (or size >= 1) so that k >= 1' }]) };
   const numCandidates = clause ? clause.numCandidates : b.knn!.num_candidates;
+  const recallTarget = clause ? clause.recallTarget : b.knn!.recall_target;
   return {
     ok: true,
     value: {
       kind: 'knn',
       vector: clause ? vector! : b.knn!.query_vector,
       k,
-      numCandidates: numCandidates ?? esDefaultNumCandidates(k),
+      // A recall target chooses the beam; without one, Elasticsearch's default beam.
+      numCandidates: numCandidates ?? (recallTarget === undefined ? esDefaultNumCandidates(k) : undefined),
       oversample: clause ? clause.oversample : b.knn!.rescore_vector?.oversample,
+      recallTarget,
       readPath: undefined,
       timeoutMs: b.timeout,
       profile: b.profile === true,
@@ -451,11 +472,11 @@ function isKnnOnly(query: unknown): boolean {
 }
 
 const NATIVE_FIELDS: Record<string, readonly string[]> = {
-  '': ['vector', 'k', 'num_candidates', 'oversample', 'read_path', 'timeout_ms', 'stats', 'profile', 'filter', '_source', 'fields', 'docvalue_fields'],
+  '': ['vector', 'k', 'num_candidates', 'oversample', 'recall_target', 'read_path', 'timeout_ms', 'stats', 'profile', 'filter', '_source', 'fields', 'docvalue_fields'],
 };
 const ES_FIELDS: Record<string, readonly string[]> = {
   '': ['knn', 'query', 'size', 'from', '_source', 'fields', 'docvalue_fields', 'track_total_hits', 'timeout', 'profile'],
-  knn: ['field', 'query_vector', 'k', 'num_candidates', 'rescore_vector', 'filter', 'boost'],
+  knn: ['field', 'query_vector', 'k', 'num_candidates', 'rescore_vector', 'recall_target', 'filter', 'boost'],
   'knn.rescore_vector': ['oversample'],
 };
 
@@ -463,6 +484,13 @@ function checkCandidates(k: unknown, numCandidates: unknown, path: string, issue
   if (Number.isInteger(k) && Number.isInteger(numCandidates) && (numCandidates as number) < (k as number)) {
     issues.push({ path, reason: `must be >= k (${k as number}), got ${numCandidates as number}` });
   }
+}
+
+/** A recall target chooses the beam and the oversample itself: naming either beside it is a mistake. */
+function checkRecallTarget(target: unknown, settings: Record<string, unknown>, path: string, issues: ValidationIssue[]): void {
+  if (target === undefined) return;
+  const named = Object.keys(settings).filter((name) => settings[name] !== undefined);
+  if (named.length > 0) issues.push({ path, reason: `chooses num_candidates and oversample itself: give recall_target or ${named.join(' and ')}, not both` });
 }
 
 /** k x oversample first-phase candidates are rescored: at most MAX_RESCORE_CANDIDATES. */

@@ -8,6 +8,7 @@
 
 /** Where the line goes: process.stderr, or anything with `write` (tests). */
 export interface ProgressStream {
+  /** Writes a piece of the line (a redraw, or a whole line when not a TTY). */
   write(chunk: string): unknown;
   readonly isTTY?: boolean;
   readonly columns?: number;

@@ -47,14 +47,14 @@ async function searchRounds(index) {
   return times;
 }
 
-const warmup = await openIndex(warmupDir, { threads, knnThread: 'executor' });
+const warmup = await openIndex(warmupDir, { threads, knnThread: 'executor', calibrate: 'never' });
 // Long enough for the workers' heaps to stop growing (fewer rounds left ~2-3 MiB per worker of
 // young-generation growth to show up in the measured index's searches).
 for (let i = 0; i < 8; i++) await searchRounds(warmup);
 const idle = await rssAnon();
 
 const t0 = performance.now();
-const index = await openIndex(dir, { threads, knnThread: 'executor' });
+const index = await openIndex(dir, { threads, knnThread: 'executor', calibrate: 'never' });
 const openMs = performance.now() - t0;
 const afterOpen = await rssAnon();
 const times = await searchRounds(index);

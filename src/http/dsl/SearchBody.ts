@@ -19,6 +19,7 @@ import { BooleanQuery, calculateMinShouldMatch } from '../../../query/filter/ind
 import type { DocvalueField, SourceOption } from '../../api/types.js';
 import type { ValidationIssue } from '../errors.js';
 import { parseFilterClause, parseKnnFilter, type FieldLookup } from './FilterDsl.js';
+import { MAX_RECALL_TARGET, MIN_RECALL_TARGET } from '../../../segments/index/RecallCalibration.js';
 
 /** A kNN clause as a query gives it (its vector still unparsed: the caller's schema reads it). */
 export interface KnnClause {
@@ -30,6 +31,8 @@ export interface KnnClause {
   readonly k: number | undefined;
   readonly numCandidates: number | undefined;
   readonly oversample: number | undefined;
+  /** prescore's extension: the recall@10 to reach (the index's calibration picks the setting). */
+  readonly recallTarget: number | undefined;
   readonly filter: FilterQuery | null;
 }
 
@@ -43,7 +46,7 @@ export interface BodyContext {
   readonly nowMs?: number;
 }
 
-const ES_KNN_KEYS = ['field', 'query_vector', 'k', 'num_candidates', 'filter', 'rescore_vector', 'similarity', 'boost', '_name'];
+const ES_KNN_KEYS = ['field', 'query_vector', 'k', 'num_candidates', 'filter', 'rescore_vector', 'recall_target', 'similarity', 'boost', '_name'];
 const OS_KNN_KEYS = ['vector', 'k', 'filter', 'method_parameters', 'rescore', 'boost', '_name'];
 
 /** Reads `query`; issues name their paths. Null when it has errors (in `issues`). */
@@ -152,6 +155,7 @@ function knnQuery(json: unknown, ctx: BodyContext, issues: ValidationIssue[], pa
         k,
         numCandidates: ef === undefined ? undefined : intParam(ef, `${at}.method_parameters.ef_search`, issues, false),
         oversample: osOversample(body.rescore, `${at}.rescore`, issues),
+        recallTarget: undefined,
       },
       body.filter,
       ctx,
@@ -177,6 +181,7 @@ function knnQuery(json: unknown, ctx: BodyContext, issues: ValidationIssue[], pa
       k: intParam(obj.k, `${path}.k`, issues, false),
       numCandidates: intParam(obj.num_candidates, `${path}.num_candidates`, issues, false),
       oversample: typeof rescore?.oversample === 'number' ? rescore.oversample : undefined,
+      recallTarget: recallTargetParam(obj.recall_target, `${path}.recall_target`, issues),
     },
     obj.filter,
     ctx,
@@ -190,6 +195,14 @@ function clauseOf(base: Omit<KnnClause, 'filter'>, filterJson: unknown, ctx: Bod
   const before = issues.length;
   const filter = filterJson === undefined ? null : parseKnnSectionFilter(filterJson, ctx, issues, filterPath);
   return issues.length > before || base.vector === undefined ? null : { ...base, filter };
+}
+
+/** A knn clause's `recall_target`: a recall@10 in [MIN_RECALL_TARGET, MAX_RECALL_TARGET]. */
+function recallTargetParam(json: unknown, path: string, issues: ValidationIssue[]): number | undefined {
+  if (json === undefined) return undefined;
+  if (typeof json === 'number' && json >= MIN_RECALL_TARGET && json <= MAX_RECALL_TARGET) return json;
+  issues.push({ path, reason: `must be a number between ${MIN_RECALL_TARGET} and ${MAX_RECALL_TARGET}, got ${JSON.stringify(json)}` });
+  return undefined;
 }
 
 /** OpenSearch's `rescore: {oversample_factor}` (or `true`). */

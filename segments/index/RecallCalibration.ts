@@ -1,0 +1,62 @@
+/**
+ * What a search must ask for to reach a recall@k on one index: oversample settings measured on a
+ * sample of queries (the index's own documents, or held-out vectors) against their exact fp32
+ * nearest neighbours, each with its mean recall and a lower confidence bound on it. A search with
+ * a recall target takes the cheapest measured setting whose lower bound reaches the target, and
+ * only such a setting: a target no setting was measured to reach is refused, never guessed.
+ *
+ * The bytes are RecallCalibrationFormat's; the measurement is src/calibration/calibrateRecall.ts.
+ */
+export interface RecallPoint {
+  /** First-phase candidates rescored per hit wanted (k x oversample in all). */
+  readonly oversample: number;
+  /** The HNSW beam per segment the setting searched with at k = RecallCalibration.k. */
+  readonly numCandidates: number;
+  /** Mean recall@k over the sample. */
+  readonly recall: number;
+  /** One-sided lower confidence bound on the mean (RecallCalibration.confidence). */
+  readonly lowerBound: number;
+  /** Mean engine time of the sample's searches at this setting, warm, one at a time per thread. */
+  readonly meanMs: number;
+}
+
+/** Where the calibration's queries came from. */
+export type CalibrationSource = 'documents' | 'held-out';
+
+/** An index's calibration: the settings measured, how, when and on what. */
+export interface RecallCalibration {
+  /** Hits per query the recall was measured at (recall@k). */
+  readonly k: number;
+  /** Queries in the sample. */
+  readonly queries: number;
+  /** 'documents': live docs of the index, each searched with itself left out of its neighbours. */
+  readonly source: CalibrationSource;
+  /** The commit generation measured (0: an index without commits, e.g. a Lucene directory). */
+  readonly generation: number;
+  /** Live docs when measured: an index that has grown far past them is calibrated again. */
+  readonly docs: number;
+  /** When measured, ms since the epoch. */
+  readonly measuredAt: number;
+  /** Confidence of the lower bounds (one-sided), e.g. 0.95. */
+  readonly confidence: number;
+  /** The index's default recall target, used by searches that name no oversample, beam or target; null: none. */
+  readonly defaultTarget: number | null;
+  /** Measured settings, oversample ascending. */
+  readonly points: readonly RecallPoint[];
+}
+
+/** The cheapest measured setting whose lower bound reaches `target`, or null when none does. */
+export function settingFor(calibration: RecallCalibration, target: number): RecallPoint | null {
+  for (const p of calibration.points) if (p.lowerBound >= target) return p;
+  return null;
+}
+
+/** The best lower bound measured (what the largest reachable target is). */
+export function bestLowerBound(calibration: RecallCalibration): number {
+  return calibration.points.reduce((best, p) => Math.max(best, p.lowerBound), 0);
+}
+
+/** The smallest recall target a search may name. */
+export const MIN_RECALL_TARGET = 0.01;
+/** The largest recall target a search may name (a calibration stops measuring once a bound passes it). */
+export const MAX_RECALL_TARGET = 0.999;

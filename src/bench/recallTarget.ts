@@ -1,0 +1,207 @@
+/**
+ * `npm run bench:recall-target`: does a search with `recallTarget` reach its target on held-out
+ * queries, and at what cost against the cheapest fixed oversample that reaches it?
+ *
+ * Per set (Fashion-MNIST cosine and euclidean, MiniLM, a `prescore gen` set), the set is built
+ * with `prescore build`'s defaults (cached under .bench/recall-target, or `--gen-index` for the gen
+ * set), calibrated on its own documents as the build does (its time beside the build's), and
+ * then every held-out query is searched, one at a time, by every variant in turn (the order
+ * rotated per query, so the variants share the machine's drift): `recallTarget` 0.90 / 0.95 /
+ * 0.99, and each fixed oversample of the calibration's grid. Per target: the oversample the
+ * calibration chose, the recall@10 reached on the held-out queries (ok when >= the target), its
+ * p50, the cheapest fixed oversample whose held-out recall reaches the target and its p50, and
+ * the ratio of the two p50s (asked: <= 1.2).
+ *
+ *   npm run bench:recall-target -- [--sets fmnist-cosine,fmnist-euclidean,minilm,gen]
+ *     [--queries 1000] [--gen-dir .bench/gen-200k-768] [--gen-index DIR] [--json out.json]
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildIndex } from '../api/buildIndex.js';
+import { openIndex } from '../api/openIndex.js';
+import type { VectorIndex } from '../api/types.js';
+import { CALIBRATION_OVERSAMPLES } from '../calibration/calibrateRecall.js';
+import { Executor } from '../executor/Executor.js';
+import { packageRoot } from '../executor/packageRoot.js';
+import { writeFvecs } from '../../segments/input/index.js';
+import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
+import { table } from './benchData.js';
+import { fashionMnist, genSet, miniLm, recallOf, type RecallSet } from './recallData.js';
+
+const { values } = parseArgs({
+  options: {
+    sets: { type: 'string' },
+    queries: { type: 'string' },
+    'gen-dir': { type: 'string' },
+    'gen-index': { type: 'string' },
+    targets: { type: 'string' },
+    json: { type: 'string' },
+  },
+});
+
+const K = 10;
+const CACHE = join(packageRoot(), '.bench', 'recall-target');
+const sets = (values.sets ?? 'fmnist-cosine,fmnist-euclidean,minilm,gen').split(',');
+const queryCount = Number(values.queries ?? 1000);
+const targets = (values.targets ?? '0.9,0.95,0.99').split(',').map(Number);
+
+interface TargetRow {
+  readonly set: string;
+  readonly target: number;
+  readonly chosen: number | null;
+  readonly recall: number;
+  readonly p50: number;
+  readonly cheapest: number | null;
+  readonly cheapestRecall: number;
+  readonly cheapestP50: number;
+}
+
+async function loadSet(name: string): Promise<RecallSet | null> {
+  if (name === 'fmnist-cosine') return fashionMnist(VectorSimilarityFunction.COSINE, queryCount, K, join(CACHE, 'truth'));
+  if (name === 'fmnist-euclidean') return fashionMnist(VectorSimilarityFunction.EUCLIDEAN, queryCount, K, join(CACHE, 'truth'));
+  if (name === 'minilm') return miniLm(K, join(CACHE, 'truth'));
+  if (name === 'gen') {
+    const dir = values['gen-dir'] ?? join(packageRoot(), '.bench', 'gen-200k-768');
+    if (!existsSync(join(dir, 'dataset.json'))) {
+      console.log(`gen: no data set in ${dir} (prescore gen --n 200000 --dim 768 --queries 200 --out ${dir}); skipped`);
+      return null;
+    }
+    return genSet(dir, queryCount);
+  }
+  throw new Error(`unknown set ${name}`);
+}
+
+/** The set's index, built with the build's defaults (and not calibrated: the bench times that). */
+async function indexFor(set: RecallSet): Promise<{ dir: string; buildMs: number | null }> {
+  if (set.name.startsWith('gen') && values['gen-index']) return { dir: values['gen-index'], buildMs: null };
+  const dir = join(CACHE, set.name);
+  if (existsSync(join(dir, 'index'))) return { dir: join(dir, 'index'), buildMs: null };
+  mkdirSync(dir, { recursive: true });
+  let input = join(values['gen-dir'] ?? '', 'base.fvecs');
+  if (!set.name.startsWith('gen')) {
+    const data = new Float32Array(set.base.size * set.dims);
+    for (let o = 0; o < set.base.size; o++) data.set(set.base.vector(o), o * set.dims);
+    input = join(dir, 'base.fvecs');
+    await writeFvecs(input, data, set.dims);
+  }
+  const t0 = performance.now();
+  await buildIndex({ input, out: join(dir, 'index'), similarity: set.similarity });
+  return { dir: join(dir, 'index'), buildMs: performance.now() - t0 };
+}
+
+function p50(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)]!;
+}
+
+async function runSet(set: RecallSet): Promise<TargetRow[]> {
+  const { dir, buildMs } = await indexFor(set);
+  const index: VectorIndex = await openIndex(dir, { calibrate: 'never' });
+  try {
+    const t0 = performance.now();
+    const calibration = await index.calibrate!();
+    const calibrateMs = performance.now() - t0;
+    console.log(
+      `${set.name}: calibrated in ${(calibrateMs / 1000).toFixed(1)} s${buildMs !== null ? ` (build ${(buildMs / 1000).toFixed(1)} s: ${((100 * calibrateMs) / buildMs).toFixed(1)}%)` : ''}; ` +
+        calibration.points.map((p) => `os${p.oversample} ${p.recall.toFixed(3)}/${p.lowerBound.toFixed(3)}`).join(', '),
+    );
+    const oversamples = CALIBRATION_OVERSAMPLES.filter((o) => o <= (calibration.points.at(-1)?.oversample ?? 100) * 2);
+    type Variant = { readonly key: string; readonly options: Record<string, number> };
+    const variants: Variant[] = [
+      ...targets.map((t) => ({ key: `t${t}`, options: { recallTarget: t } })),
+      ...oversamples.map((o) => ({ key: `os${o}`, options: { oversample: o } })),
+    ];
+    const ms = new Map<string, number[]>(variants.map((v) => [v.key, []]));
+    const recall = new Map<string, number>(variants.map((v) => [v.key, 0]));
+    const chosen = new Map<string, number>();
+    const refused = new Set<string>();
+    // Warm-up: each variant once.
+    for (const v of variants) await index.search(set.queries[0]!, { k: K, ...v.options }).catch(() => {});
+    for (let qi = 0; qi < set.queries.length; qi++) {
+      for (let j = 0; j < variants.length; j++) {
+        const v = variants[(j + qi) % variants.length]!;
+        if (refused.has(v.key)) continue;
+        const s0 = performance.now();
+        const r = await index.search(set.queries[qi]!, { k: K, ...v.options }).catch((e: unknown) => {
+          refused.add(v.key);
+          console.log(`${set.name} ${v.key}: ${(e as Error).message}`);
+          return null;
+        });
+        if (r === null) continue;
+        ms.get(v.key)!.push(performance.now() - s0);
+        recall.set(
+          v.key,
+          recall.get(v.key)! +
+            recallOf(
+              set,
+              qi,
+              r.hits.map((h) => Number(h.id)),
+              K,
+            ),
+        );
+        if (r.stats.recall) chosen.set(v.key, r.stats.recall.oversample);
+      }
+    }
+    const n = set.queries.length;
+    const meanRecall = (key: string) => recall.get(key)! / n;
+    return targets.map((t) => {
+      const key = `t${t}`;
+      const cheapest = oversamples.find((o) => meanRecall(`os${o}`) >= t) ?? null;
+      return {
+        set: set.name,
+        target: t,
+        chosen: refused.has(key) ? null : (chosen.get(key) ?? null),
+        recall: refused.has(key) ? NaN : meanRecall(key),
+        p50: refused.has(key) ? NaN : p50(ms.get(key)!),
+        cheapest,
+        cheapestRecall: cheapest === null ? NaN : meanRecall(`os${cheapest}`),
+        cheapestP50: cheapest === null ? NaN : p50(ms.get(`os${cheapest}`)!),
+      };
+    });
+  } finally {
+    await index.close();
+  }
+}
+
+const rows: TargetRow[] = [];
+console.log(
+  `load average at start ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
+for (const name of sets) {
+  const set = await loadSet(name);
+  if (set === null) continue;
+  try {
+    rows.push(...(await runSet(set)));
+  } finally {
+    set.close();
+  }
+}
+console.log(
+  `load average at end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
+const f = (x: number, d = 3) => (Number.isNaN(x) ? '-' : x.toFixed(d));
+console.log(
+  table(
+    ['set', 'recall_target', 'chose os', 'held-out recall@10', 'ok', 'p50 ms', 'cheapest fixed os', 'its recall', 'its p50 ms', 'p50 ratio'],
+    rows.map((r) => [
+      r.set,
+      String(r.target),
+      r.chosen === null ? 'refused' : String(r.chosen),
+      f(r.recall, 4),
+      r.recall >= r.target ? 'ok' : 'MISS',
+      f(r.p50),
+      r.cheapest === null ? '-' : String(r.cheapest),
+      f(r.cheapestRecall, 4),
+      f(r.cheapestP50),
+      f(r.p50 / r.cheapestP50, 2),
+    ]),
+  ),
+);
+if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2));
+await Executor.shutdown();
