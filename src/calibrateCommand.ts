@@ -12,7 +12,7 @@ export const CALIBRATE_USAGE = `Usage: prescore calibrate --index DIR [options]
 Measures what oversample reaches what recall@10 on the index: a sample of its own documents
 (each left out of its own neighbours) or held-out query vectors is searched at oversample 1 to
 100 against exact fp32 neighbours computed on the worker pool, and each setting's mean recall
-and a 95% lower confidence bound are stored in DIR/recall.cal. A search with \`recall_target\`
+and a 99% lower confidence bound are stored in DIR/recall.cal. A search with \`recall_target\`
 then runs the cheapest setting whose lower bound reaches the target. \`prescore build\` does this
 at the end of every build, and an index opened without one measures it in the background.
 

@@ -12,6 +12,7 @@ import {
   writeRecallCalibration,
 } from '../segments/index/RecallCalibrationFormat.js';
 import { CALIBRATE_AT_OPEN_DOCS } from '../src/calibration/IndexRecallCalibration.js';
+import { meanAndLowerBound } from '../src/calibration/calibrateRecall.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 import { startServer } from '../src/http/server.js';
 
@@ -58,6 +59,18 @@ describe('the recall calibration file', () => {
     bytes[bytes.length - 30]! ^= 0x10;
     expect(() => decodeRecallCalibration(bytes, '/x/recall.cal')).toThrow(CorruptIndexException);
     expect(() => decodeRecallCalibration(bytes, '/x/recall.cal')).toThrow(/checksum failed.*resource=\/x\/recall\.cal/);
+  });
+});
+
+describe('the lower bound of a setting', () => {
+  it('is the one-sided 99% normal bound on the mean recall, never above the mean nor below 0', () => {
+    const recalls = Float64Array.from({ length: 200 }, (_, i) => (i % 10 === 0 ? 0.8 : 1));
+    const { mean, lowerBound } = meanAndLowerBound(recalls);
+    expect(mean).toBeCloseTo(0.98, 12);
+    const sd = Math.sqrt((20 * 0.18 ** 2 + 180 * 0.02 ** 2) / 199);
+    expect(lowerBound).toBeCloseTo(0.98 - (2.3263 * sd) / Math.sqrt(200), 9);
+    expect(meanAndLowerBound(Float64Array.of(1, 1, 1))).toEqual({ mean: 1, lowerBound: 1 });
+    expect(meanAndLowerBound(Float64Array.of(0, 1)).lowerBound).toBe(0);
   });
 });
 
@@ -181,9 +194,11 @@ describe('an index without a calibration', () => {
       const c = description.calibration!;
       expect(c).toMatchObject({ k: 10, queries: 200, source: 'documents', docs: CALIBRATE_AT_OPEN_DOCS });
       expect(c.points[0]!.oversample).toBe(1);
-      // Measured until a setting's lower bound passes 0.999 (or every doc was found), oversample ascending.
+      // Measured, oversample ascending, until a bound passes 0.999, the mean 0.9995, or three more settings found nothing.
       const last = c.points.at(-1)!;
-      expect(last.lowerBound >= 0.999 || last.recall === 1 || last.oversample === 100).toBe(true);
+      const plateau = c.points.length >= 4 && last.recall - c.points.at(-4)!.recall < 0.001;
+      expect(last.lowerBound >= 0.999 || last.recall >= 0.9995 || plateau || last.oversample === 100).toBe(true);
+      expect(c.confidence).toBe(0.99);
       for (const p of c.points) expect(p.lowerBound).toBeLessThanOrEqual(p.recall);
       expect(last.recall).toBeGreaterThan(c.points[0]!.recall);
       // The search ran the cheapest measured setting that reaches 0.9.

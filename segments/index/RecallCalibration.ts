@@ -16,7 +16,7 @@ export interface RecallPoint {
   readonly recall: number;
   /** One-sided lower confidence bound on the mean (RecallCalibration.confidence). */
   readonly lowerBound: number;
-  /** Mean engine time of the sample's searches at this setting, warm, one at a time per thread. */
+  /** Mean engine time of the sample's searches at this setting (warm, a few in flight at once: a relative cost, not a latency). */
   readonly meanMs: number;
 }
 
@@ -41,7 +41,7 @@ export interface RecallCalibration {
   readonly confidence: number;
   /** The index's default recall target, used by searches that name no oversample, beam or target; null: none. */
   readonly defaultTarget: number | null;
-  /** Measured settings, oversample ascending. */
+  /** Measured settings, oversample ascending; at least one. */
   readonly points: readonly RecallPoint[];
 }
 
@@ -51,9 +51,9 @@ export function settingFor(calibration: RecallCalibration, target: number): Reca
   return null;
 }
 
-/** The best lower bound measured (what the largest reachable target is). */
-export function bestLowerBound(calibration: RecallCalibration): number {
-  return calibration.points.reduce((best, p) => Math.max(best, p.lowerBound), 0);
+/** The setting with the best lower bound (the first of equals: the cheapest). */
+export function bestSetting(calibration: RecallCalibration): RecallPoint {
+  return calibration.points.reduce((best, p) => (p.lowerBound > best.lowerBound ? p : best));
 }
 
 /** The smallest recall target a search may name. */

@@ -67,8 +67,8 @@ export function decodeRecallCalibration(bytes: Uint8Array, resource: string): Re
   const confidence = input.readVInt() / PPM;
   const target = input.readVInt();
   const count = input.readVInt();
-  if (source === undefined || k < 1 || queries < 1 || !(confidence > 0 && confidence < 1)) {
-    throw new CorruptIndexException(`invalid calibration (k ${k}, queries ${queries}, source ${String(source)}, confidence ${confidence})`, resource);
+  if (source === undefined || k < 1 || queries < 1 || !(confidence > 0 && confidence < 1) || count < 1) {
+    throw new CorruptIndexException(`invalid calibration (k ${k}, queries ${queries}, source ${String(source)}, confidence ${confidence}, ${count} settings)`, resource);
   }
   const points: RecallPoint[] = [];
   for (let i = 0; i < count; i++) {

@@ -48,11 +48,12 @@ import {
 } from './types.js';
 import { type CalibrateWhen, IndexRecallCalibration } from '../calibration/IndexRecallCalibration.js';
 import { RecallTargetError } from '../calibration/RecallTargetError.js';
-import { bestLowerBound, MAX_RECALL_TARGET, MIN_RECALL_TARGET, type RecallCalibration, settingFor } from '../../segments/index/RecallCalibration.js';
+import { bestSetting, MAX_RECALL_TARGET, MIN_RECALL_TARGET, type RecallCalibration, settingFor } from '../../segments/index/RecallCalibration.js';
 import type { ProgressStream } from '../progress/Progress.js';
 
-function round4(x: number): number {
-  return Math.round(x * 10_000) / 10_000;
+/** Four decimals, rounded down: a lower bound shown is never more than was measured. */
+function floor4(x: number): number {
+  return Math.floor(x * 10_000 + 1e-6) / 10_000;
 }
 
 /** The smallest HNSW beam per segment when the caller gives none (see defaultBeam). */
@@ -348,7 +349,7 @@ class SearchableIndex implements VectorIndex {
       beam: defaultBeam,
       progress: firstPhase.calibrationProgress,
       onError: (e) => {
-        if (!this.closed) console.error(`prescore: index ${name}: recall calibration failed: ${e instanceof Error ? e.message : String(e)}`);
+        if (!this.closed) console.error(`prescore: index ${name}: recall calibration: ${e instanceof Error ? e.message : String(e)}`);
       },
     });
   }
@@ -371,18 +372,17 @@ class SearchableIndex implements VectorIndex {
     // A default target does not wait for a calibration under way: until it lands, the default search runs.
     const calibration = asked !== undefined ? await this.calibration.require() : this.calibration.get();
     if (calibration === null) return { oversample: undefined, numCandidates: undefined };
-    let point = settingFor(calibration, target);
-    if (point === null && asked !== undefined) {
+    const point = settingFor(calibration, target) ?? bestSetting(calibration);
+    if (point.lowerBound < target && asked !== undefined) {
       throw new RecallTargetError(
-        `recall target ${asked} is above what index ${this.name}'s calibration measured: at best recall@${calibration.k} >= ${round4(bestLowerBound(calibration))} (oversample ${calibration.points.at(-1)?.oversample ?? '-'})`,
+        `recall target ${asked} is above what index ${this.name}'s calibration measured: at best recall@${calibration.k} >= ${floor4(point.lowerBound)} (oversample ${point.oversample})`,
       );
     }
-    point ??= calibration.points.reduce((best, p) => (p.lowerBound > best.lowerBound ? p : best));
     const numCandidates = defaultBeam(Math.ceil(options.k * point.oversample));
     return {
       oversample: point.oversample,
       numCandidates,
-      recall: { target, oversample: point.oversample, numCandidates, calibratedRecall: round4(point.lowerBound), reached: point.lowerBound >= target },
+      recall: { target, oversample: point.oversample, numCandidates, calibratedRecall: floor4(point.lowerBound), reached: point.lowerBound >= target },
     };
   }
 
@@ -391,7 +391,7 @@ class SearchableIndex implements VectorIndex {
     if (options.defaultTarget != null) checkRecallTarget(options.defaultTarget, 'defaultTarget');
     // One under way (from open) measured without these options: let it end, then measure as asked.
     if (this.calibration.measuring) await this.calibration.require().catch(() => {});
-    return this.calibration.measure(options);
+    return this.calibration.measure({ ...options, mustStore: true });
   }
 
   private defaultRecallTarget(): number | undefined {

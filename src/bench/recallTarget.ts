@@ -6,7 +6,7 @@
  * with `prescore build`'s defaults (cached under .bench/recall-target, or `--gen-index` for the gen
  * set), calibrated on its own documents as the build does (its time beside the build's), and
  * then every held-out query is searched, one at a time, by every variant in turn (the order
- * rotated per query, so the variants share the machine's drift): `recallTarget` 0.90 / 0.95 /
+ * shuffled per query, so the variants share the machine's drift): `recallTarget` 0.90 / 0.95 /
  * 0.99, and each fixed oversample of the calibration's grid. Per target: the oversample the
  * calibration chose, the recall@10 reached on the held-out queries (ok when >= the target), its
  * p50, the cheapest fixed oversample whose held-out recall reaches the target and its p50, and
@@ -119,9 +119,20 @@ async function runSet(set: RecallSet): Promise<TargetRow[]> {
     const refused = new Set<string>();
     // Warm-up: each variant once.
     for (const v of variants) await index.search(set.queries[0]!, { k: K, ...v.options }).catch(() => {});
+    // A new random order per query (seeded): a variant run right after a large oversample pays for
+    // its garbage and cache misses, and a fixed rotation always put the same neighbour first.
+    let seed = 12345;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const order = variants.slice();
     for (let qi = 0; qi < set.queries.length; qi++) {
-      for (let j = 0; j < variants.length; j++) {
-        const v = variants[(j + qi) % variants.length]!;
+      for (let j = order.length - 1; j > 0; j--) {
+        const r = Math.floor(random() * (j + 1));
+        [order[j], order[r]] = [order[r]!, order[j]!];
+      }
+      for (const v of order) {
         if (refused.has(v.key)) continue;
         const s0 = performance.now();
         const r = await index.search(set.queries[qi]!, { k: K, ...v.options }).catch((e: unknown) => {

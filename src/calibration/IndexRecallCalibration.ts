@@ -91,8 +91,13 @@ export class IndexRecallCalibration {
     return this.measure();
   }
 
-  /** Measures now (also when one is held), keeps the result, and writes it to a prescore index directory. */
-  measure(options: { readonly queries?: Float32Array; readonly sample?: number; readonly defaultTarget?: number | null } = {}): Promise<RecallCalibration> {
+  /**
+   * Measures now (also when one is held), keeps the result, and writes it to a prescore index
+   * directory: a failed write is logged (onError), or thrown when `mustStore` (an asked-for calibration).
+   */
+  measure(
+    options: { readonly queries?: Float32Array; readonly sample?: number; readonly defaultTarget?: number | null; readonly mustStore?: boolean } = {},
+  ): Promise<RecallCalibration> {
     if (this.running !== null) return this.running.promise;
     const abort = new AbortController();
     const promise = calibrateRecall(this.index, this.reader, this.executor, {
@@ -106,7 +111,15 @@ export class IndexRecallCalibration {
       (measured) => {
         this.current = measured;
         this.running = null;
-        if (this.persist) writeRecallCalibration(this.reader.dir, measured);
+        // A directory this process may not write (read-only, full) keeps the calibration in memory.
+        if (this.persist) {
+          try {
+            writeRecallCalibration(this.reader.dir, measured);
+          } catch (e) {
+            if (options.mustStore) throw e;
+            this.options.onError?.(new Error(`measured, but not stored in ${this.reader.dir}: ${e instanceof Error ? e.message : String(e)}`));
+          }
+        }
         return measured;
       },
       (e: unknown) => {

@@ -98,7 +98,7 @@ export const statsSchema = z.object({
       target: z.number().meta({ description: 'The recall@10 asked for (or the index default).' }),
       oversample: z.number(),
       num_candidates: z.int(),
-      calibrated_recall: z.number().meta({ description: "The calibration's 95% lower bound on recall@10 at this setting." }),
+      calibrated_recall: z.number().meta({ description: "The calibration's 99% lower bound on recall@10 at this setting." }),
       reached: z.boolean().meta({ description: 'False only when an index default target is above every measured setting: the best one ran.' }),
     })
     .optional()
