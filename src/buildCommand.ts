@@ -60,7 +60,7 @@ Options:
                         ${DEFAULT_ROTATION ? 'on' : 'off'}); a rotated index is no longer Lucene's exact format
   --centroid C          lucene | mean: COSINE centroid rule (default ${DEFAULT_CENTROID_RULE}); mean is
                         prescore's extension, not Lucene's exact format
-  --recall-target T     the index's default recall@10 (e.g. 0.95): searches that name no
+  --recall-target T     the index's default recall@10 (default 0.95): searches that name no
                         oversample, num_candidates or recall_target run the cheapest setting
                         the calibration measured to reach it
   --no-calibrate        skip the recall calibration at the end of the build (\`prescore

@@ -20,8 +20,9 @@ Options:
   --index DIR           a prescore index directory (required)
   --queries FILE        held-out query vectors (.fvecs or .npy) instead of the index's own docs
   --sample N            docs sampled as queries (default 200)
-  --recall-target T     store T (e.g. 0.95) as the index's default: searches that name no
-                        oversample, num_candidates or recall_target aim for it
+  --recall-target T     store T as the index's default (else the one stored before, else
+                        0.95): searches that name no oversample, num_candidates or
+                        recall_target aim for it
   --threads T           executor threads (default PRESCORE_THREADS or all cores)
   --quiet               no progress output
   -h, --help            this text

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { Executor } from './executor/Executor.js';
 import { generateDataset, DATASET_FILES } from './gen/generateDataset.js';
 import { buildIndex } from './api/buildIndex.js';
+import { calibrateIndex, calibrationSummary } from './calibrateCommand.js';
 import { listCommitGenerations } from '../segments/index/CommitPoint.js';
 import { VectorSimilarityFunction } from '../segments/index/VectorSimilarityFunction.js';
 import { serveCommand } from './http/index.js';
@@ -104,6 +105,9 @@ async function buildDemo(sourceDir: string, indexDir: string): Promise<void> {
     similarity: VectorSimilarityFunction.COSINE,
     segmentDocs: DEMO.segmentDocs,
   });
+  // As `prescore build` does: the default search then aims for recall@10 0.95 from the first request.
+  const { calibration, ms } = await calibrateIndex(indexDir, {});
+  process.stdout.write(calibrationSummary(calibration, ms));
 }
 
 /** Whether the demo index has the demo's fields (an index built before they existed has not). */

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultBeam, openIndex } from '../src/api/openIndex.js';
+import { DEFAULT_RECALL_TARGET, defaultBeam, openIndex } from '../src/api/openIndex.js';
+import { DEFAULT_OVERSAMPLE } from '../src/api/types.js';
 import { CorruptIndexException } from '../segments/codec/CorruptIndexException.js';
 import type { RecallCalibration } from '../segments/index/RecallCalibration.js';
 import {
@@ -91,13 +92,26 @@ describe('a search with a recall target', () => {
         );
         await expect(idx.search(q, { k: 10, recallTarget: 0.9, oversample: 3 })).rejects.toThrow(/either recallTarget or those/);
         await expect(idx.search(q, { k: 10, recallTarget: 1.5 })).rejects.toThrow(/recallTarget must be a recall@10 in \[0.01, 0.999\]/);
-        // No target: the default search, no recall stats.
+        // No setting named: the default target, 0.95, on a calibrated index.
         const plain = await idx.search(q, { k: 10 });
-        expect(plain.stats.recall).toBeUndefined();
-        expect(plain.stats.candidates).toBe(50);
+        expect(plain.stats.recall).toMatchObject({ target: DEFAULT_RECALL_TARGET, oversample: 8, reached: true });
+        expect(plain.stats.candidates).toBe(80);
+        // A named oversample is run as named.
+        const named = await idx.search(q, { k: 10, oversample: 2 });
+        expect(named.stats.recall).toBeUndefined();
+        expect(named.stats.candidates).toBe(20);
         expect((await idx.describe()).calibration?.points).toHaveLength(4);
       } finally {
         await idx.close();
+      }
+      // Without a default target (null), such searches run the default oversample.
+      const plainDefault = await openIndex(t.dir, { calibrate: 'never', recallTarget: null });
+      try {
+        const r = await plainDefault.search(t.queries.subarray(0, 16), { k: 10 });
+        expect(r.stats.recall).toBeUndefined();
+        expect(r.stats.candidates).toBe(10 * DEFAULT_OVERSAMPLE);
+      } finally {
+        await plainDefault.close();
       }
       // An index default target applies to searches that name no setting.
       const defaulted = await openIndex(t.dir, { calibrate: 'never', recallTarget: 0.8 });
@@ -194,10 +208,10 @@ describe('an index without a calibration', () => {
       const c = description.calibration!;
       expect(c).toMatchObject({ k: 10, queries: 200, source: 'documents', docs: CALIBRATE_AT_OPEN_DOCS });
       expect(c.points[0]!.oversample).toBe(1);
-      // Measured, oversample ascending, until a bound passes 0.999, the mean 0.9995, or three more settings found nothing.
+      // Measured, oversample ascending, until a bound passes 0.999, the mean 0.999, or three more settings found nothing.
       const last = c.points.at(-1)!;
       const plateau = c.points.length >= 4 && last.recall - c.points.at(-4)!.recall < 0.001;
-      expect(last.lowerBound >= 0.999 || last.recall >= 0.9995 || plateau || last.oversample === 100).toBe(true);
+      expect(last.lowerBound >= 0.999 || last.recall >= 0.999 || plateau || last.oversample === 100).toBe(true);
       expect(c.confidence).toBe(0.99);
       for (const p of c.points) expect(p.lowerBound).toBeLessThanOrEqual(p.recall);
       expect(last.recall).toBeGreaterThan(c.points[0]!.recall);

@@ -56,6 +56,16 @@ function floor4(x: number): number {
   return Math.floor(x * 10_000 + 1e-6) / 10_000;
 }
 
+/**
+ * What a search that names no oversample, numCandidates or recallTarget aims for on an index with
+ * a calibration (without one it runs DEFAULT_OVERSAMPLE): the recall@10 a production default is
+ * expected to give. A fixed oversample cannot: 5 gave 0.93 on the demo and 0.90 on the generated
+ * 1M x 1024 set, and 3 is enough on MiniLM (docs/recall-and-tuning.md). bench:recall-target: the
+ * 0.95 target reached 0.960 / 0.964 / 0.966 / 0.965 on held-out Fashion-MNIST cosine / euclidean,
+ * MiniLM and gen 200k x 768 queries, at oversample 3 / 3 / 2 / 4.
+ */
+export const DEFAULT_RECALL_TARGET = 0.95;
+
 /** The smallest HNSW beam per segment when the caller gives none (see defaultBeam). */
 export const DEFAULT_NUM_CANDIDATES = 200;
 /**
@@ -110,10 +120,11 @@ export interface OpenIndexOptions {
    */
   readonly calibrate?: CalibrateWhen;
   /**
-   * The recall@10 that searches naming no oversample, numCandidates or recallTarget aim for
-   * (default: the target stored with the index's calibration, else none: DEFAULT_OVERSAMPLE).
+   * The recall@10 that searches naming no oversample, numCandidates or recallTarget aim for, once
+   * the index has a calibration (default: the target stored with it, else DEFAULT_RECALL_TARGET;
+   * null: none, such searches run DEFAULT_OVERSAMPLE). Without a calibration they run DEFAULT_OVERSAMPLE.
    */
-  readonly recallTarget?: number;
+  readonly recallTarget?: number | null;
   /** Progress of a calibration on stderr (default), off, or to a stream. */
   readonly calibrationProgress?: boolean | ProgressStream;
 }
@@ -187,12 +198,15 @@ export async function openIndex(dir: string, options: OpenIndexOptions = {}): Pr
 
 /** Wraps any IndexReader (prescore's or a Lucene directory's) as a VectorIndex. */
 export async function openReader(reader: IndexReader, options: OpenIndexOptions = {}): Promise<VectorIndex> {
+  if (options.recallTarget != null) checkRecallTarget(options.recallTarget, 'recallTarget');
   const executor = Executor.get({ threads: options.threads });
   let resident: ResidentIndex | null = null;
   let searcher: IndexSearcher;
   const firstPhase = options.firstPhase ?? 'codes';
   const warm = warmedUp.get(executor)?.has(firstPhase) === true;
+  let calibration: RecallCalibration | null;
   try {
+    calibration = IndexRecallCalibration.readStored(reader);
     // The codes and graphs are read once for the process, into shared arenas, one task per
     // segment (segments load in parallel on the workers; the event loop stays free). The on-disk
     // first phase holds none: it maps the graph and vectors on first use.
@@ -230,8 +244,7 @@ export async function openReader(reader: IndexReader, options: OpenIndexOptions 
     throw e;
   }
   openCount++;
-  if (options.recallTarget !== undefined) checkRecallTarget(options.recallTarget, 'recallTarget');
-  const index = new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor, {
+  const index = new SearchableIndex(options.name ?? basename(reader.dir), reader, searcher, resident, executor, calibration, {
     firstPhase: options.firstPhase ?? 'codes',
     lookahead: options.lookahead ?? DEFAULT_GRAPH_LOOKAHEAD,
     calibrate: options.calibrate ?? 'open',
@@ -335,16 +348,17 @@ class SearchableIndex implements VectorIndex {
     readonly searcher: IndexSearcher,
     private readonly resident: ResidentIndex | null,
     executor: Executor,
+    calibration: RecallCalibration | null,
     private readonly firstPhase: {
       readonly firstPhase: FirstPhase;
       readonly lookahead: number;
       readonly calibrate: CalibrateWhen;
-      readonly recallTarget?: number;
+      readonly recallTarget?: number | null;
       readonly calibrationProgress?: boolean | ProgressStream;
     },
   ) {
     this.threads = executor.threads;
-    this.calibration = new IndexRecallCalibration(reader, executor, this, {
+    this.calibration = new IndexRecallCalibration(calibration, reader, executor, this, {
       when: firstPhase.calibrate,
       beam: defaultBeam,
       progress: firstPhase.calibrationProgress,
@@ -395,7 +409,9 @@ class SearchableIndex implements VectorIndex {
   }
 
   private defaultRecallTarget(): number | undefined {
-    return this.firstPhase.recallTarget ?? this.calibration.get()?.defaultTarget ?? undefined;
+    const calibration = this.calibration.get();
+    if (calibration === null || this.firstPhase.recallTarget === null) return undefined;
+    return this.firstPhase.recallTarget ?? calibration.defaultTarget ?? DEFAULT_RECALL_TARGET;
   }
 
   get dims(): number {
@@ -412,7 +428,9 @@ class SearchableIndex implements VectorIndex {
     const { k } = options;
     if (!(Number.isInteger(k) && k >= 1 && k <= MAX_K)) throw new RangeError(`k must be an integer in [1, ${MAX_K}], got ${k}`);
     const setting =
-      options.recallTarget !== undefined || this.firstPhase.recallTarget !== undefined || this.calibration.get()?.defaultTarget != null ? await this.recallSetting(options) : null;
+      options.recallTarget !== undefined || (options.oversample === undefined && options.numCandidates === undefined && this.defaultRecallTarget() !== undefined)
+        ? await this.recallSetting(options)
+        : null;
     const oversample = (setting ? setting.oversample : options.oversample) ?? DEFAULT_OVERSAMPLE;
     const numCandidates = setting ? setting.numCandidates : options.numCandidates;
     if (!(oversample >= MIN_OVERSAMPLE && oversample <= MAX_OVERSAMPLE)) {

@@ -43,7 +43,9 @@ export class IndexRecallCalibration {
   private running: { readonly promise: Promise<RecallCalibration>; readonly abort: AbortController } | null = null;
   private readonly persist: boolean;
 
+  /** `stored`: the directory's calibration (readStored), read before the open took any resources. */
   constructor(
+    stored: RecallCalibration | null,
     private readonly reader: IndexReader,
     private readonly executor: Executor,
     private readonly index: CalibratedSearch,
@@ -55,7 +57,12 @@ export class IndexRecallCalibration {
     },
   ) {
     this.persist = reader instanceof DirectoryReader;
-    this.current = this.persist ? readRecallCalibration(reader.dir) : null;
+    this.current = stored;
+  }
+
+  /** The calibration a prescore index directory holds (null: none, or not a prescore directory); a corrupt file throws, naming it. */
+  static readStored(reader: IndexReader): RecallCalibration | null {
+    return reader instanceof DirectoryReader ? readRecallCalibration(reader.dir) : null;
   }
 
   /** Starts measuring in the background when `when` is 'open' and the index is large enough and has no fresh calibration. */
@@ -85,7 +92,7 @@ export class IndexRecallCalibration {
     if (this.running !== null) return this.running.promise;
     if (this.options.when === 'never') {
       throw new RecallTargetError(
-        `index ${this.reader.dir} has no recall calibration (run \`prescore calibrate ${this.reader.dir}\`, or open it with calibrate 'open' or 'first-use')`,
+        `index ${this.reader.dir} has no recall calibration (run \`prescore calibrate --index ${this.reader.dir}\`, or open it with calibrate 'open' or 'first-use')`,
       );
     }
     return this.measure();

@@ -9,7 +9,7 @@ import { UsageError } from '../cliFlags.js';
 import { readMappingFile } from '../mappingFile.js';
 import { parseArgs } from 'node:util';
 import { DEFAULT_OVERSAMPLE, KNN_THREADS, READ_PATHS, RESCORE_THREADS, type KnnThread, type ReadPath, type RescoreThread, type VectorIndex } from '../api/types.js';
-import { DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES } from '../api/openIndex.js';
+import { DEFAULT_EF_PER_CANDIDATE, DEFAULT_NUM_CANDIDATES, DEFAULT_RECALL_TARGET } from '../api/openIndex.js';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from './options.js';
 import { WarmUpError } from './warmUp.js';
 import { startServer, type RunningServer } from './server.js';
@@ -44,8 +44,8 @@ export interface OpenIndexRequest {
   readonly rescoreThread?: RescoreThread;
   /** `--calibrate`: when an index without a recall calibration measures one (default the engine's, open). */
   readonly calibrate?: CalibrateWhen;
-  /** `--recall-target`: the recall@10 of searches that name no oversample, num_candidates or recall_target. */
-  readonly recallTarget?: number;
+  /** `--recall-target`: the recall@10 of searches that name no oversample, num_candidates or recall_target (null: none). */
+  readonly recallTarget?: number | null;
 }
 
 export const FIRST_PHASE_MODES = ['codes', 'graph'] as const;
@@ -126,7 +126,7 @@ export const SERVE_SETTINGS = {
     flag: 'recall-target',
     env: 'PRESCORE_RECALL_TARGET',
     arg: 'R',
-    help: 'the recall@10 (e.g. 0.95) searches that name no oversample, num_candidates or recall_target aim for (default: the one stored with the index by `prescore build --recall-target`, else none)',
+    help: `the recall@10 (e.g. 0.95) searches that name no oversample, num_candidates or recall_target aim for on a calibrated index, or none (they run oversample ${DEFAULT_OVERSAMPLE}) (default: the one stored with the index by \`prescore build --recall-target\`, else ${DEFAULT_RECALL_TARGET})`,
   },
   name: { flag: 'name', env: 'PRESCORE_NAME', arg: 'NAME', help: "index name for /:index/_search (default: the directory's name, or its parent's when it is called `index`)" },
   host: { flag: 'host', env: 'PRESCORE_HOST', arg: 'HOST', help: `address to bind (default ${DEFAULT_SERVER_OPTIONS.host})` },
@@ -188,8 +188,9 @@ export function serveUsage(): string {
     ...rows,
     `  ${'--help'.padEnd(26)}this text`,
     '',
-    `Search defaults (per request: num_candidates, oversample): num_candidates max(${DEFAULT_NUM_CANDIDATES}, ${DEFAULT_EF_PER_CANDIDATE} x k x oversample), oversample ${DEFAULT_OVERSAMPLE}`,
-    '(recall@10 0.926 on the demo at k=10; oversample 3: 0.885; measured by `npm run bench:defaults`).',
+    `Search defaults (per request: recall_target, or num_candidates and oversample): on an index with a recall`,
+    `calibration (\`prescore build\` measures one), recall_target ${DEFAULT_RECALL_TARGET} (the cheapest setting measured to reach it);`,
+    `without one, num_candidates max(${DEFAULT_NUM_CANDIDATES}, ${DEFAULT_EF_PER_CANDIDATE} x k x oversample), oversample ${DEFAULT_OVERSAMPLE} (recall@10 0.926 on the demo).`,
     '',
     'Flags override environment variables. SIGTERM/SIGINT: stop accepting, answer every request',
     'already received, then exit 0 (bounded by --drain-timeout-ms). SIGHUP or POST /:index/_refresh:',
@@ -256,8 +257,8 @@ export function parseServeArgs(argv: readonly string[], env: Readonly<Record<str
   const rescoreThread = oneOf('rescoreThread', RESCORE_THREADS);
   const calibrate = oneOf('calibrate', CALIBRATE_WHEN);
   const recallTargetValue = get('recallTarget');
-  const recallTarget = recallTargetValue === undefined ? undefined : Number(recallTargetValue);
-  if (recallTarget !== undefined && !(recallTarget >= MIN_RECALL_TARGET && recallTarget <= MAX_RECALL_TARGET))
+  const recallTarget = recallTargetValue === undefined ? undefined : recallTargetValue === 'none' ? null : Number(recallTargetValue);
+  if (typeof recallTarget === 'number' && !(recallTarget >= MIN_RECALL_TARGET && recallTarget <= MAX_RECALL_TARGET))
     throw new UsageError(`${where('recallTarget')} must be a recall in [${MIN_RECALL_TARGET}, ${MAX_RECALL_TARGET}], got ${JSON.stringify(recallTargetValue)}`);
   const name = source === 'data' ? undefined : (get('name') ?? defaultIndexName(dir));
   const mappingFile = get('mapping');
