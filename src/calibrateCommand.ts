@@ -41,9 +41,11 @@ export async function calibrateIndex(
   dir: string,
   options: { readonly queries?: string; readonly sample?: number; readonly defaultTarget?: number; readonly quiet?: boolean },
 ): Promise<{ calibration: RecallCalibration; ms: number }> {
-  const queries = options.queries === undefined ? undefined : (await readAllVectors(options.queries)).vectors;
+  const held = options.queries === undefined ? undefined : await readAllVectors(options.queries);
   const index = await openIndex(dir, { calibrate: 'never', calibrationProgress: options.quiet !== true });
   try {
+    if (held !== undefined && held.dims !== index.dims) throw new UsageError(`--queries ${options.queries} has ${held.dims}-dim vectors; index ${dir} has ${index.dims} dims`);
+    const queries = held?.vectors;
     if (index.calibrate === undefined) throw new Error(`index ${dir} cannot be calibrated`);
     const t0 = performance.now();
     const calibration = await index.calibrate({ queries, sample: options.sample, ...(options.defaultTarget !== undefined ? { defaultTarget: options.defaultTarget } : {}) });

@@ -96,6 +96,9 @@ describe('a search with a recall target', () => {
         const plain = await idx.search(q, { k: 10 });
         expect(plain.stats.recall).toMatchObject({ target: DEFAULT_RECALL_TARGET, oversample: 8, reached: true });
         expect(plain.stats.candidates).toBe(80);
+        // k x oversample stays within 10,000 candidates: an asked target that needs more is refused, the default takes the largest setting that fits.
+        await expect(idx.search(q, { k: 1500, recallTarget: 0.95 })).rejects.toThrow(/needs oversample 8: k 1500 x 8 exceeds 10000 candidates; lower k/);
+        expect((await idx.search(q, { k: 1500 })).stats).toMatchObject({ candidates: 6000, recall: { oversample: 4, reached: false } });
         // A named oversample is run as named.
         const named = await idx.search(q, { k: 10, oversample: 2 });
         expect(named.stats.recall).toBeUndefined();

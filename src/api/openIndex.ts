@@ -386,11 +386,23 @@ class SearchableIndex implements VectorIndex {
     // A default target does not wait for a calibration under way: until it lands, the default search runs.
     const calibration = asked !== undefined ? await this.calibration.require() : this.calibration.get();
     if (calibration === null) return { oversample: undefined, numCandidates: undefined };
-    const point = settingFor(calibration, target) ?? bestSetting(calibration);
+    let point = settingFor(calibration, target) ?? bestSetting(calibration);
     if (point.lowerBound < target && asked !== undefined) {
       throw new RecallTargetError(
         `recall target ${asked} is above what index ${this.name}'s calibration measured: at best recall@${calibration.k} >= ${floor4(point.lowerBound)} (oversample ${point.oversample})`,
       );
+    }
+    // k x oversample candidates are at most MAX_RESCORE_CANDIDATES: an asked target that needs more
+    // is refused; the default target takes the largest measured setting that fits, saying so.
+    if (Math.ceil(options.k * point.oversample) > MAX_RESCORE_CANDIDATES) {
+      if (asked !== undefined) {
+        throw new RecallTargetError(
+          `recall target ${asked} needs oversample ${point.oversample}: k ${options.k} x ${point.oversample} exceeds ${MAX_RESCORE_CANDIDATES} candidates; lower k`,
+        );
+      }
+      const fits = calibration.points.filter((p) => Math.ceil(options.k * p.oversample) <= MAX_RESCORE_CANDIDATES);
+      if (fits.length === 0) return { oversample: undefined, numCandidates: undefined };
+      point = fits.at(-1)!;
     }
     const numCandidates = defaultBeam(Math.ceil(options.k * point.oversample));
     return {

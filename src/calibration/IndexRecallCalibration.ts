@@ -28,7 +28,7 @@ export const CALIBRATE_AT_OPEN_DOCS = 20_000;
  * Directories with a measurement under way in this process: a refresh reopens an index every
  * second while writes come, and each open would otherwise start (and its close abort) one more.
  */
-const measuringDirs = new Set<string>();
+const measuringDirs = new Map<string, Promise<RecallCalibration>>();
 
 /** A calibration measured on fewer than half or more than twice the live docs is measured again. */
 const STALE_FACTOR = 2;
@@ -42,6 +42,7 @@ export class IndexRecallCalibration {
   private current: RecallCalibration | null;
   private running: { readonly promise: Promise<RecallCalibration>; readonly abort: AbortController } | null = null;
   private readonly persist: boolean;
+  private closed = false;
 
   /** `stored`: the directory's calibration (readStored), read before the open took any resources. */
   constructor(
@@ -67,7 +68,19 @@ export class IndexRecallCalibration {
 
   /** Starts measuring in the background when `when` is 'open' and the index is large enough and has no fresh calibration. */
   startAtOpen(): void {
-    if (this.options.when !== 'open' || measuringDirs.has(this.reader.dir)) return;
+    if (this.options.when !== 'open' || this.closed) return;
+    const elsewhere = measuringDirs.get(this.reader.dir);
+    if (elsewhere !== undefined) {
+      // Another open of the directory (the generation a refresh replaces) is measuring: take its
+      // result, or measure here if it was stopped (closed before it finished).
+      elsewhere.then(
+        (measured) => {
+          this.current ??= measured;
+        },
+        () => this.startAtOpen(),
+      );
+      return;
+    }
     const live = liveDocCount(this.reader);
     if (live < CALIBRATE_AT_OPEN_DOCS) return;
     if (this.current !== null && live <= this.current.docs * STALE_FACTOR && live * STALE_FACTOR >= this.current.docs) return;
@@ -136,16 +149,17 @@ export class IndexRecallCalibration {
     );
     this.running = { promise, abort };
     const dir = this.reader.dir;
-    measuringDirs.add(dir);
-    void promise.then(
-      () => measuringDirs.delete(dir),
-      () => measuringDirs.delete(dir),
-    );
+    measuringDirs.set(dir, promise);
+    const done = () => {
+      if (measuringDirs.get(dir) === promise) measuringDirs.delete(dir);
+    };
+    void promise.then(done, done);
     return promise;
   }
 
   /** Stops a measurement under way and waits for its searches and tasks to end. */
   async close(): Promise<void> {
+    this.closed = true;
     const running = this.running;
     if (running === null) return;
     running.abort.abort(new Error(`index ${this.reader.dir} closed while calibrating`));

@@ -10,7 +10,7 @@ import type { Executor } from '../executor/Executor.js';
 import type { GenSimilarity } from '../gen/DatasetSpec.js';
 import { TopK } from '../gen/GroundTruth.js';
 import { Progress, type ProgressStream } from '../progress/Progress.js';
-import { SEGMENT_GROUND_TRUTH } from './segmentGroundTruthTask.js';
+import { SEGMENT_GROUND_TRUTH, type SegmentGroundTruthArgs } from './segmentGroundTruthTask.js';
 
 /**
  * The oversample settings a calibration measures, cheapest first: steps of ~1.25-1.5x, so the
@@ -133,7 +133,9 @@ export async function calibrateRecall(index: CalibratedSearch, reader: IndexRead
           searching.tick(1);
         }
       };
-      await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+      // Every search settles before a failure is thrown: a closing index must not be released under one.
+      const settled = await Promise.allSettled(Array.from({ length: Math.min(concurrency, count) }, worker));
+      for (const r of settled) if (r.status === 'rejected') throw r.reason;
       const { mean, lowerBound } = meanAndLowerBound(recalls);
       points.push({ oversample, numCandidates, recall: mean, lowerBound, meanMs: ms / count });
       if (lowerBound >= MAX_RECALL_TARGET || mean >= PLATEAU_RECALL || plateaued(points)) break;
@@ -272,34 +274,40 @@ async function groundTruth(
   const top = new TopK(queries.length / dims, k);
   const counter = Progress.counter();
   const bar = progress('calibrate: ground truth', total, 'vectors').attach(counter);
-  const tasks: Promise<void>[] = [];
-  try {
-    for (const leaf of leaves) {
+  // One job per range; only `threads` in flight, so that a closing index (its signal) stops the
+  // queueing at once and waits for at most one range per worker, and searches are not held
+  // behind a whole index's worth of queued ranges.
+  const jobs: { readonly leaf: LeafReaderContext; readonly args: SegmentGroundTruthArgs }[] = [];
+  for (const leaf of leaves) {
+    const v = leaf.reader.handle.vectors;
+    const ordToDocTable = v.ordToDoc === null ? null : shared(v.ordToDoc);
+    const liveDocs = leaf.reader.liveDocs ? (shared(leaf.reader.liveDocs) as Uint32Array) : null;
+    for (let first = 0; first < v.size; first += rangeOrds) {
+      const ords = Math.min(rangeOrds, v.size - first);
+      jobs.push({ leaf, args: { path: openablePath(v), offset: v.offset, dim: dims, firstOrd: first, ords, ordToDoc: ordToDocTable, liveDocs, queries, k, similarity, counter } });
+    }
+  }
+  let next = 0;
+  const lane = async () => {
+    for (let j = next++; j < jobs.length; j = next++) {
+      signal?.throwIfAborted();
+      const { leaf, args } = jobs[j]!;
       const v = leaf.reader.handle.vectors;
-      const ordToDocTable = v.ordToDoc === null ? null : shared(v.ordToDoc);
-      const liveDocs = leaf.reader.liveDocs ? (shared(leaf.reader.liveDocs) as Uint32Array) : null;
-      for (let first = 0; first < v.size; first += rangeOrds) {
-        signal?.throwIfAborted();
-        const ords = Math.min(rangeOrds, v.size - first);
-        const args = { path: openablePath(v), offset: v.offset, dim: dims, firstOrd: first, ords, ordToDoc: ordToDocTable, liveDocs, queries, k, similarity, counter };
-        tasks.push(
-          executor.run(SEGMENT_GROUND_TRUTH, args).then((partial) => {
-            for (let q = 0; q < partial.queries; q++) {
-              for (let j = 0; j < partial.k; j++) {
-                const ord = partial.ids[q * partial.k + j]!;
-                if (ord >= 0) top.offer(q, partial.scores[q * partial.k + j]!, leaf.docBase + ordToDoc(v, ord));
-              }
-            }
-          }),
-        );
+      const partial = await executor.run(SEGMENT_GROUND_TRUTH, args);
+      for (let q = 0; q < partial.queries; q++) {
+        for (let i = 0; i < partial.k; i++) {
+          const ord = partial.ids[q * partial.k + i]!;
+          if (ord >= 0) top.offer(q, partial.scores[q * partial.k + i]!, leaf.docBase + ordToDoc(v, ord));
+        }
       }
     }
-    await Promise.all(tasks);
-    bar.finish();
-  } catch (e) {
+  };
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(executor.threads, jobs.length) }, lane));
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
     bar.stop();
-    await Promise.allSettled(tasks);
-    throw e;
+    throw failed.reason;
   }
+  bar.finish();
   return top.resultRows().ids;
 }
