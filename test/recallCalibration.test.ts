@@ -16,6 +16,7 @@ import { CALIBRATE_AT_OPEN_DOCS } from '../src/calibration/IndexRecallCalibratio
 import { meanAndLowerBound } from '../src/calibration/calibrateRecall.js';
 import { buildTestIndex, type TestIndex } from './support/testIndex.js';
 import { startServer } from '../src/http/server.js';
+import { buildIndex } from '../src/api/buildIndex.js';
 
 /**
  * Recall targets: an index's calibration (what oversample reaches what recall@10, measured on its
@@ -150,6 +151,19 @@ describe('a search with a recall target', () => {
       await expect(openIndex(t.dir, { calibrate: 'never' })).rejects.toThrow(new RegExp(`checksum failed.*${RECALL_CALIBRATION_FILE}`));
     } finally {
       rmSync(path);
+    }
+  });
+});
+
+describe('a rebuild in place', () => {
+  it('drops the calibration of the docs it replaces', async () => {
+    const small = await buildTestIndex({ n: 300, dims: 8, segmentDocs: 300 });
+    try {
+      writeRecallCalibration(small.dir, measured);
+      await buildIndex({ input: small.input, out: small.dir, similarity: small.similarity, segmentDocs: 300, progress: false });
+      expect(readRecallCalibration(small.dir)).toBeNull();
+    } finally {
+      small.cleanup();
     }
   });
 });

@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { RECALL_CALIBRATION_FILE } from './RecallCalibrationFormat.js';
 import { join } from 'node:path';
 import { DEFAULT_GRAPH_BEAM_WIDTH, defaultMinConnections } from './graphBuildPolicy.js';
 import { DEFAULT_MAX_CONN } from '../hnsw/HnswGraphBuilder.js';
@@ -230,6 +231,8 @@ async function buildLocked(
       ]),
     });
     deleteUnreferencedFiles(options.out);
+    // A build replaces every doc: a calibration of what was there before describes other data.
+    rmSync(join(options.out, RECALL_CALIBRATION_FILE), { force: true });
     const bytes = readdirSync(options.out).reduce((a, f) => a + statSync(join(options.out, f)).size, 0);
     return {
       dir: options.out,
