@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { MappedFile } from '../../segments/store/native/MappedFile.js';
-import { readAllVectors, readIvecs } from '../../segments/input/index.js';
+import { readAllVectors, readIvecs, writeFvecs } from '../../segments/input/index.js';
+import { buildIndex } from '../api/buildIndex.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { Kernels } from '../../segments/kernels/Kernels.js';
 import type { FloatVectorSource } from '../../segments/quantized/ScalarQuantizedVectorsWriter.js';
@@ -34,6 +35,8 @@ export interface RecallSet {
   readonly kthScore: Float64Array;
   /** The exact similarity used for ground truth and rescoring (float64; higher is better). */
   exact(query: Float32Array, ord: number): number;
+  /** The base as an fvecs file on disk, when the set has one (gen); others are written out to build. */
+  readonly input?: string;
   close(): void;
 }
 
@@ -247,6 +250,7 @@ export async function genSet(dir: string, queryCount: number): Promise<RecallSet
     truth,
     kthScore: new Float64Array(n).fill(NaN),
     exact: (qv, ord) => fn(qv, base.vector(ord)),
+    input: join(dir, 'base.fvecs'),
     close: () => mapped.close(),
   };
 }
@@ -263,4 +267,44 @@ export function recallOf(set: RecallSet, qi: number, hits: ArrayLike<number>, k:
     for (let i = 0; i < Math.min(k, hits.length); i++) if (set.exact(set.queries[qi], hits[i]) >= kth - eps) found++;
   }
   return found / k;
+}
+
+/**
+ * A set by its bench name (`fmnist-cosine`, `fmnist-euclidean`, `minilm`, `gen`); null, saying
+ * why, when the gen set has not been generated in `genDir`.
+ */
+export async function loadRecallSet(name: string, options: { queryCount: number; k: number; cacheDir: string; genDir: string }): Promise<RecallSet | null> {
+  if (name === 'fmnist-cosine') return fashionMnist(VectorSimilarityFunction.COSINE, options.queryCount, options.k, options.cacheDir);
+  if (name === 'fmnist-euclidean') return fashionMnist(VectorSimilarityFunction.EUCLIDEAN, options.queryCount, options.k, options.cacheDir);
+  if (name === 'minilm') return miniLm(options.k, options.cacheDir);
+  if (name === 'gen') {
+    if (!existsSync(join(options.genDir, 'dataset.json'))) {
+      console.log(`gen: no data set in ${options.genDir} (prescore gen --n 200000 --dim 768 --queries 200 --out ${options.genDir}); skipped`);
+      return null;
+    }
+    return genSet(options.genDir, options.queryCount);
+  }
+  throw new Error(`unknown set ${name}: one of fmnist-cosine, fmnist-euclidean, minilm, gen`);
+}
+
+/**
+ * The set's index built with `prescore build`'s defaults into `<cacheDir>/<set>/index` unless it is
+ * there (not calibrated: a bench that needs a calibration makes or times it); `buildMs` is null
+ * when it existed.
+ */
+export async function defaultIndexOf(set: RecallSet, cacheDir: string): Promise<{ dir: string; buildMs: number | null }> {
+  const dir = join(cacheDir, set.name);
+  const indexDir = join(dir, 'index');
+  if (existsSync(indexDir)) return { dir: indexDir, buildMs: null };
+  mkdirSync(dir, { recursive: true });
+  let input = set.input;
+  if (input === undefined) {
+    const data = new Float32Array(set.base.size * set.dims);
+    for (let o = 0; o < set.base.size; o++) data.set(set.base.vector(o), o * set.dims);
+    input = join(dir, 'base.fvecs');
+    await writeFvecs(input, data, set.dims);
+  }
+  const t0 = performance.now();
+  await buildIndex({ input, out: indexDir, similarity: set.similarity });
+  return { dir: indexDir, buildMs: performance.now() - t0 };
 }

@@ -16,20 +16,17 @@
  *   npm run bench:recall-target -- [--sets fmnist-cosine,fmnist-euclidean,minilm,gen]
  *     [--queries 1000] [--gen-dir .bench/gen-200k-768] [--gen-index DIR] [--json out.json]
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildIndex } from '../api/buildIndex.js';
 import { openIndex } from '../api/openIndex.js';
 import type { VectorIndex } from '../api/types.js';
 import { CALIBRATION_OVERSAMPLES } from '../calibration/calibrateRecall.js';
 import { Executor } from '../executor/Executor.js';
 import { packageRoot } from '../executor/packageRoot.js';
-import { writeFvecs } from '../../segments/input/index.js';
-import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { table } from './benchData.js';
-import { fashionMnist, genSet, miniLm, recallOf, type RecallSet } from './recallData.js';
+import { defaultIndexOf, loadRecallSet, recallOf, type RecallSet } from './recallData.js';
 
 const { values } = parseArgs({
   options: {
@@ -59,37 +56,10 @@ interface TargetRow {
   readonly cheapestP50: number;
 }
 
-async function loadSet(name: string): Promise<RecallSet | null> {
-  if (name === 'fmnist-cosine') return fashionMnist(VectorSimilarityFunction.COSINE, queryCount, K, join(CACHE, 'truth'));
-  if (name === 'fmnist-euclidean') return fashionMnist(VectorSimilarityFunction.EUCLIDEAN, queryCount, K, join(CACHE, 'truth'));
-  if (name === 'minilm') return miniLm(K, join(CACHE, 'truth'));
-  if (name === 'gen') {
-    const dir = values['gen-dir'] ?? join(packageRoot(), '.bench', 'gen-200k-768');
-    if (!existsSync(join(dir, 'dataset.json'))) {
-      console.log(`gen: no data set in ${dir} (prescore gen --n 200000 --dim 768 --queries 200 --out ${dir}); skipped`);
-      return null;
-    }
-    return genSet(dir, queryCount);
-  }
-  throw new Error(`unknown set ${name}`);
-}
-
-/** The set's index, built with the build's defaults (and not calibrated: the bench times that). */
+/** The set's index: `--gen-index` for the gen set when given, else the build's defaults (cached). */
 async function indexFor(set: RecallSet): Promise<{ dir: string; buildMs: number | null }> {
   if (set.name.startsWith('gen') && values['gen-index']) return { dir: values['gen-index'], buildMs: null };
-  const dir = join(CACHE, set.name);
-  if (existsSync(join(dir, 'index'))) return { dir: join(dir, 'index'), buildMs: null };
-  mkdirSync(dir, { recursive: true });
-  let input = join(values['gen-dir'] ?? '', 'base.fvecs');
-  if (!set.name.startsWith('gen')) {
-    const data = new Float32Array(set.base.size * set.dims);
-    for (let o = 0; o < set.base.size; o++) data.set(set.base.vector(o), o * set.dims);
-    input = join(dir, 'base.fvecs');
-    await writeFvecs(input, data, set.dims);
-  }
-  const t0 = performance.now();
-  await buildIndex({ input, out: join(dir, 'index'), similarity: set.similarity });
-  return { dir: join(dir, 'index'), buildMs: performance.now() - t0 };
+  return defaultIndexOf(set, CACHE);
 }
 
 function p50(xs: number[]): number {
@@ -188,7 +158,7 @@ console.log(
     .join(' ')}`,
 );
 for (const name of sets) {
-  const set = await loadSet(name);
+  const set = await loadRecallSet(name, { queryCount, k: K, cacheDir: join(CACHE, 'truth'), genDir: values['gen-dir'] ?? join(packageRoot(), '.bench', 'gen-200k-768') });
   if (set === null) continue;
   try {
     rows.push(...(await runSet(set)));

@@ -5,10 +5,11 @@
  * below the fp32 size, with the fp32 files evicted before every server start. Per size:
  *
  *   build time and peak RSS; open time; resident memory after open with 1, 2 and 4 workers;
- *   recall@10 at oversample 3 and 5; cold single-stream latency at k=10 and k=100 (and the
- *   first phase's share); 100 QPS Poisson p50/p99 and shed (after a 20-search probe, with the
- *   fp32 evicted again, as bench:load does); then, in this process, the first
- *   phase of every size side by side, query by query (the 5M / 1M ratio target).
+ *   recall@10 at oversample 3 and 5 and of the default search (no knobs: the index's recall
+ *   target); cold single-stream latency at k=10 and k=100 (and the first phase's share); 100 QPS
+ *   Poisson p50/p99 and shed (after a 20-search probe, with the fp32 evicted again, as bench:load
+ *   does); then, in this process, the first phase of every size side by side, query by query, at
+ *   oversample 5 and as the default search (the 5M / 1M ratio target).
  *
  *   npm run bench:scale -- [--sizes 1000000,5000000] [--dim 1024] [--queries 1000]
  *     [--workers 1,2,4] [--threads 2] [--headroom-mib 1024] [--rate 100] [--duration 60s]
@@ -112,6 +113,8 @@ interface SingleStream {
   readonly latencyMs: ReturnType<typeof summarize>;
   readonly firstPhaseMs: ReturnType<typeof summarize>;
   readonly recall: number;
+  /** The settings the server chose for searches that named none (its recall target's), as `oversample/num_candidates` with their counts. */
+  readonly chosen: string;
 }
 
 interface SizeResult {
@@ -127,6 +130,8 @@ interface SizeResult {
   readonly openSeconds: number;
   readonly k10: SingleStream;
   readonly recallOversample3: number;
+  /** A search that names no oversample, num_candidates or recall_target: the server's default (recall@10 0.95 on a calibrated index). */
+  readonly defaultSearch: SingleStream;
   readonly k100: SingleStream;
   readonly load: LoadReport | null;
 }
@@ -146,19 +151,29 @@ for (const n of sizes) {
 // graphs), query by query in rotating order: the 5M / 1M first-phase ratio.
 process.stderr.write('scale: first phase side by side\n');
 const indexes = await Promise.all(datasets.map((ds) => openIndex(ds.indexDir, { calibrate: 'first-use' })));
+// Each query runs at oversample 5 and as the default search (no knobs: the index's recall
+// target), sizes and variants in rotating order.
 const sideBySide = datasets.map(() => [] as number[]);
+const sideBySideDefault = datasets.map(() => [] as number[]);
 const queries = await Promise.all(datasets.map((ds) => loadQueries(ds)));
 const sideBySideCount = Math.min(queryCount, ...queries.map((q) => q.vectors.length));
+const fixedOptions = { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES };
 for (let i = 0; i < Math.min(100, sideBySideCount); i++)
-  for (let s = 0; s < indexes.length; s++) await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
+  for (let s = 0; s < indexes.length; s++) {
+    await indexes[s].search(queries[s].vectors[i], fixedOptions);
+    await indexes[s].search(queries[s].vectors[i], { k: 10 });
+  }
 for (let i = 0; i < sideBySideCount; i++) {
-  for (let j = 0; j < indexes.length; j++) {
-    const s = (i + j) % indexes.length;
-    const r = await indexes[s].search(queries[s].vectors[i], { k: 10, oversample: 5, numCandidates: NUM_CANDIDATES });
-    sideBySide[s].push(r.stats.timings.firstPhaseMs);
+  for (let j = 0; j < indexes.length * 2; j++) {
+    const slot = (i + j) % (indexes.length * 2);
+    const s = slot >> 1;
+    const byDefault = (slot & 1) === 1;
+    const r = await indexes[s].search(queries[s].vectors[i], byDefault ? { k: 10 } : fixedOptions);
+    (byDefault ? sideBySideDefault : sideBySide)[s].push(r.stats.timings.firstPhaseMs);
   }
 }
 const sideBySideSummary = sideBySide.map((ms) => summarize(ms));
+const sideBySideDefaultSummary = sideBySideDefault.map((ms) => summarize(ms));
 for (const index of indexes) await index.close();
 await Executor.shutdown();
 const loadAfter = loadAverage();
@@ -191,12 +206,15 @@ const rows: (string | number)[][] = [
   ),
   row('recall@10, oversample 3', (r) => r.recallOversample3.toFixed(3)),
   row('recall@10, oversample 5', (r) => r.k10.recall.toFixed(3)),
+  row('recall@10, default search (no knobs)', (r) => `${r.defaultSearch.recall.toFixed(3)} (${r.defaultSearch.chosen})`),
+  row('  default search cold p50 / p99 ms', (r) => `${fmt(r.defaultSearch.latencyMs.p50)} / ${fmt(r.defaultSearch.latencyMs.p99)}`),
   row('cold single stream k=10 p50 / p99 ms', (r) => `${fmt(r.k10.latencyMs.p50)} / ${fmt(r.k10.latencyMs.p99)}`),
   row('  first phase p50 / p99 ms', (r) => `${fmt(r.k10.firstPhaseMs.p50)} / ${fmt(r.k10.firstPhaseMs.p99)}`),
   row('cold single stream k=100 p50 / p99 ms', (r) => `${fmt(r.k100.latencyMs.p50)} / ${fmt(r.k100.latencyMs.p99)}`),
   row(`${rate} QPS Poisson p50 / p99 ms`, (r) => (r.load ? `${fmt(r.load.latency_ms.p50 ?? NaN)} / ${fmt(r.load.latency_ms.p99 ?? NaN)}` : '-')),
   row(`${rate} QPS shed / timeout / error`, (r) => (r.load ? `${r.load.counts.shed} / ${r.load.counts.timeout} / ${r.load.counts.error}` : '-')),
   row('first phase side by side p50 / p99 ms', (_, i) => `${fmt(sideBySideSummary[i].p50)} / ${fmt(sideBySideSummary[i].p99)}`),
+  row('  the same, default search p50 / p99 ms', (_, i) => `${fmt(sideBySideDefaultSummary[i].p50)} / ${fmt(sideBySideDefaultSummary[i].p99)}`),
 ];
 const lines = [
   `bench:scale  ${dim}-dim cosine (prescore gen), ${bits}-bit codes, ${queryCount} queries, ${NUM_CANDIDATES === undefined ? 'default beam' : `num_candidates ${NUM_CANDIDATES}`}, oversample 5 unless noted, ${threads} executor threads`,
@@ -208,12 +226,16 @@ if (results.length >= 2) {
   const first = results[0];
   const last = results[results.length - 1];
   const ratio = sideBySideSummary[results.length - 1].p50 / sideBySideSummary[0].p50;
+  const ratioDefault = sideBySideDefaultSummary[results.length - 1].p50 / sideBySideDefaultSummary[0].p50;
   const dRecall = last.k10.recall - first.k10.recall;
   const dRecall3 = last.recallOversample3 - first.recallOversample3;
+  const dDefault = last.defaultSearch.recall - first.defaultSearch.recall;
   lines.push(
     '',
-    `targets: first-phase p50 ${cols.at(-1)} / ${cols[0]} = ${ratio.toFixed(2)} (side by side; <= 2: ${ratio <= 2 ? 'met' : 'MISSED'}); ` +
+    `targets: first-phase p50 ${cols.at(-1)} / ${cols[0]} = ${ratio.toFixed(2)} (side by side; <= 2: ${ratio <= 2 ? 'met' : 'MISSED'}), ${ratioDefault.toFixed(2)} for the default search (${ratioDefault <= 2 ? 'met' : 'MISSED'}); ` +
       `recall@10 ${cols.at(-1)} - ${cols[0]}: ${dRecall3.toFixed(3)} at oversample 3, ${dRecall.toFixed(3)} at oversample 5 (within 0.01: ${Math.abs(dRecall) <= 0.01 && Math.abs(dRecall3) <= 0.01 ? 'met' : 'MISSED'}); ` +
+      `default search recall@10 ${results.map((r) => r.defaultSearch.recall.toFixed(3)).join(' / ')} (>= 0.95: ${results.every((r) => r.defaultSearch.recall >= 0.95) ? 'met' : 'MISSED'}; ` +
+      `${cols.at(-1)} - ${cols[0]} ${dDefault.toFixed(3)}, within 0.01: ${Math.abs(dDefault) <= 0.01 ? 'met' : 'MISSED'}); ` +
       `shed at ${rate} QPS: ${results.map((r) => r.load?.counts.shed ?? '-').join(' / ')} (0: ${results.every((r) => r.load?.counts.shed === 0) ? 'met' : 'MISSED'}); ` +
       `cap held: ${results.map((r) => (r.cap.held ? 'yes' : 'no')).join(' / ')}`,
   );
@@ -221,7 +243,7 @@ if (results.length >= 2) {
 process.stdout.write(`${lines.join('\n')}\n`);
 writeFileSync(
   join(packageRoot(), '.bench', bits === 1 ? 'scale.json' : `scale-b${bits}.json`),
-  JSON.stringify({ sizes, bits, threads, headroom, loadBefore, loadAfter, results, sideBySide: sideBySideSummary }, null, 2),
+  JSON.stringify({ sizes, bits, threads, headroom, loadBefore, loadAfter, results, sideBySide: sideBySideSummary, sideBySideDefault: sideBySideDefaultSummary }, null, 2),
 );
 
 async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<SizeResult> {
@@ -279,6 +301,11 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
   const recallOversample3 = (await singleStream(server.url, vectors, truth, 10, 3)).recall;
   await stopServer(ds, server, capBytes);
 
+  process.stderr.write(`scale ${tag}: cold single stream, the default search\n`);
+  server = await start();
+  const defaultSearch = await singleStream(server.url, vectors, truth, 10, undefined);
+  await stopServer(ds, server, capBytes);
+
   process.stderr.write(`scale ${tag}: cold single stream, k=100\n`);
   server = await start();
   const k100 = await singleStream(server.url, vectors, truth, 100, 5);
@@ -317,6 +344,7 @@ async function measureSize(ds: BenchDataset, build: BuildFacts | null): Promise<
     openSeconds,
     k10,
     recallOversample3,
+    defaultSearch,
     k100,
     load,
   };
@@ -352,27 +380,40 @@ async function stopServer(ds: BenchDataset, server: ColdServer, limit: number): 
   if (exit.oomKilled) throw new Error(`prescore serve (${ds.name}) was killed by the cgroup's OOM killer at ${gib(limit)}`);
 }
 
-async function singleStream(url: string, vectors: readonly Float32Array[], truth: readonly string[][], k: number, oversample: number): Promise<SingleStream> {
+/** `oversample` undefined: a search that names no setting (nor --num-candidates), as a user's first one would. */
+async function singleStream(url: string, vectors: readonly Float32Array[], truth: readonly string[][], k: number, oversample: number | undefined): Promise<SingleStream> {
   const latency: number[] = [];
   const firstPhase: number[] = [];
+  const chosen = new Map<string, number>();
   let recall = 0;
   for (let i = 0; i < vectors.length; i++) {
     const body = JSON.stringify({
       vector: Array.from(vectors[i]),
       k,
-      ...(NUM_CANDIDATES === undefined ? {} : { num_candidates: Math.max(k, NUM_CANDIDATES) }),
-      oversample,
+      ...(NUM_CANDIDATES === undefined || oversample === undefined ? {} : { num_candidates: Math.max(k, NUM_CANDIDATES) }),
+      ...(oversample === undefined ? {} : { oversample }),
       stats: true,
     });
     const t0 = performance.now();
     const res = await fetch(`${url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    const json = (await res.json()) as { hits: { id: string }[]; stats: { timings: { first_phase_ms: number } } };
+    const json = (await res.json()) as {
+      hits: { id: string }[];
+      stats: { timings: { first_phase_ms: number }; recall?: { target: number; oversample: number; num_candidates: number } };
+    };
     latency.push(performance.now() - t0);
     if (!res.ok) throw new Error(`search answered ${res.status}: ${JSON.stringify(json)}`);
     firstPhase.push(json.stats.timings.first_phase_ms);
     recall += recallAt(k, json.hits, truth[i]) / vectors.length;
+    const used = json.stats.recall;
+    const setting = used
+      ? `target ${used.target}: oversample ${used.oversample}, num_candidates ${used.num_candidates}`
+      : oversample === undefined
+        ? 'uncalibrated default'
+        : `oversample ${oversample}`;
+    chosen.set(setting, (chosen.get(setting) ?? 0) + 1);
   }
-  return { latencyMs: summarize(latency), firstPhaseMs: summarize(firstPhase), recall };
+  const settings = [...chosen].map(([s, n]) => (chosen.size === 1 ? s : `${s} x${n}`)).join('; ');
+  return { latencyMs: summarize(latency), firstPhaseMs: summarize(firstPhase), recall, chosen: settings };
 }
 
 function procStatus(pid: number): { rss: number; anon: number } {
