@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { readAllVectors } from '../segments/input/index.js';
 import type { RecallCalibration } from '../segments/index/RecallCalibration.js';
-import { MAX_RECALL_TARGET, MIN_RECALL_TARGET } from '../segments/index/RecallCalibration.js';
+import { MAX_RECALL_TARGET, MIN_RECALL_TARGET, settingFor } from '../segments/index/RecallCalibration.js';
 import { openIndex } from './api/openIndex.js';
 import { integerFlag, UsageError } from './cliFlags.js';
 import { Executor } from './executor/Executor.js';
@@ -9,11 +9,12 @@ import { formatDuration } from './progress/Progress.js';
 
 export const CALIBRATE_USAGE = `Usage: prescore calibrate --index DIR [options]
 
-Measures what oversample reaches what recall@10 on the index: a sample of its own documents
+Measures what oversample and beam reach what recall@10 on the index: a sample of its own documents
 (each left out of its own neighbours) or held-out query vectors is searched at oversample 1 to
-100 against exact fp32 neighbours computed on the worker pool, and each setting's mean recall
-and a 99% lower confidence bound are stored in DIR/recall.cal. A search with \`recall_target\`
-then runs the cheapest setting whose lower bound reaches the target. \`prescore build\` does this
+100 (with the default beam, and half and a quarter of it once the recall passes 0.8) against
+exact fp32 neighbours computed on the worker pool, and each setting's mean recall, a 99% lower
+confidence bound and its mean time are stored in DIR/recall.cal. A search with
+\`recall_target\` then runs the fastest setting whose lower bound reaches the target. \`prescore build\` does this
 at the end of every build, and an index opened without one measures it in the background.
 
 Options:
@@ -57,13 +58,17 @@ export async function calibrateIndex(
 
 /** One line per measured setting, and what reaches 0.90 / 0.95 / 0.99. */
 export function calibrationSummary(c: RecallCalibration, ms: number): string {
-  const reach = (t: number) => c.points.find((p) => p.lowerBound >= t)?.oversample ?? 'none measured';
+  const reach = (t: number) => {
+    const p = settingFor(c, t);
+    return p === null ? 'none measured' : `oversample ${p.oversample} beam ${p.numCandidates}`;
+  };
   const lines = c.points.map(
-    (p) => `  oversample ${String(p.oversample).padStart(5)}: recall@${c.k} ${p.recall.toFixed(4)} (>= ${p.lowerBound.toFixed(4)}), ${p.meanMs.toFixed(2)} ms`,
+    (p) =>
+      `  oversample ${String(p.oversample).padStart(5)} beam ${String(p.numCandidates).padStart(4)}: recall@${c.k} ${p.recall.toFixed(4)} (>= ${p.lowerBound.toFixed(4)}), ${p.meanMs.toFixed(2)} ms`,
   );
   return (
     `calibrated on ${c.queries} ${c.source === 'documents' ? 'of its docs' : 'held-out queries'} in ${formatDuration(ms)}:\n${lines.join('\n')}\n` +
-    `  recall_target 0.90 -> oversample ${reach(0.9)}; 0.95 -> ${reach(0.95)}; 0.99 -> ${reach(0.99)}` +
+    `  recall_target 0.90 -> ${reach(0.9)}; 0.95 -> ${reach(0.95)}; 0.99 -> ${reach(0.99)}` +
     `${c.defaultTarget !== null ? `; default target ${c.defaultTarget}` : ''}\n`
   );
 }

@@ -22,7 +22,7 @@ Commands:
   load      open-loop Poisson load test against a running server
   info      describe an index (segments, sizes, page-cache residency)
   check     verify every byte of an index (CRC32 of every file)
-  calibrate measure what oversample reaches what recall on an index (for recall_target)
+  calibrate measure what oversample and beam reach what recall on an index (for recall_target)
 
 Run \`prescore <command> --help\` for a command's options; \`prescore serve --help\` also shows
 a filtered search returning documents (\`_source\`) in both request shapes and from the library.

@@ -7,7 +7,7 @@ import { DirectoryReader } from '../segments/index/DirectoryReader.js';
 import { readRecallCalibration } from '../segments/index/RecallCalibrationFormat.js';
 
 const INFO_USAGE =
-  'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes, page-cache residency,\nand the RAM serving it takes (memory: codes and graphs once per process, scratch per worker for\nPRESCORE_THREADS workers), and its recall calibration (what oversample reaches what recall@10; null: none).\n';
+  'Usage: prescore info --index DIR\n\nPrints the index description as JSON: field, dims, similarity, segments, bytes, page-cache residency,\nand the RAM serving it takes (memory: codes and graphs once per process, scratch per worker for\nPRESCORE_THREADS workers), and its recall calibration (what oversample and beam reach what recall@10; null: none).\n';
 const CHECK_USAGE = 'Usage: prescore check --index DIR\n\nVerifies the CRC32 footer of every file of every segment (reads every byte).\n';
 
 function indexArg(argv: string[], usage: string): string | number {

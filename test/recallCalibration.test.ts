@@ -56,6 +56,16 @@ describe('the recall calibration file', () => {
     expect(decodeRecallCalibration(encodeRecallCalibration({ ...measured, defaultTarget: 0.9 }), 'recall.cal').defaultTarget).toBe(0.9);
   });
 
+  it('keeps several beams per oversample, beam descending, and rejects any other order as corrupt', () => {
+    const beams: RecallCalibration = {
+      ...measured,
+      points: [measured.points[0]!, measured.points[1]!, { oversample: 2, numCandidates: 100, recall: 0.82, lowerBound: 0.79, meanMs: 0.35 }, ...measured.points.slice(2)],
+    };
+    expect(decodeRecallCalibration(encodeRecallCalibration(beams), 'recall.cal').points).toEqual(beams.points);
+    const swapped = { ...beams, points: [beams.points[0]!, beams.points[2]!, beams.points[1]!, ...beams.points.slice(3)] };
+    expect(() => decodeRecallCalibration(encodeRecallCalibration(swapped), '/x/recall.cal')).toThrow(/invalid calibration point 2.*resource=\/x\/recall\.cal/);
+  });
+
   it('is detected as corrupt when a byte changes, naming the file', () => {
     const bytes = encodeRecallCalibration(measured);
     bytes[bytes.length - 30]! ^= 0x10;
@@ -77,7 +87,7 @@ describe('the lower bound of a setting', () => {
 });
 
 describe('a search with a recall target', () => {
-  it('runs the cheapest setting measured to reach it, and refuses a target none reached', async () => {
+  it('runs the fastest setting measured to reach it, and refuses a target none reached', async () => {
     writeRecallCalibration(t.dir, measured);
     try {
       const idx = await openIndex(t.dir, { calibrate: 'never' });
@@ -87,7 +97,9 @@ describe('a search with a recall target', () => {
         expect(r.stats.recall).toEqual({ target: 0.9, oversample: 4, numCandidates: defaultBeam(40), calibratedRecall: 0.93, reached: true });
         expect(r.stats.candidates).toBe(40);
         expect((await idx.search(q, { k: 10, recallTarget: 0.8 })).stats.recall?.oversample).toBe(2);
-        expect((await idx.search(q, { k: 5, recallTarget: 0.96 })).stats).toMatchObject({ candidates: 40, recall: { oversample: 8, numCandidates: defaultBeam(40) } });
+        // At another k than the calibration's, never a smaller beam than it measured nor than the default.
+        expect((await idx.search(q, { k: 5, recallTarget: 0.96 })).stats).toMatchObject({ candidates: 40, recall: { oversample: 8, numCandidates: 320 } });
+        expect((await idx.search(q, { k: 100, recallTarget: 0.96 })).stats).toMatchObject({ candidates: 800, recall: { oversample: 8, numCandidates: defaultBeam(800) } });
         await expect(idx.search(q, { k: 10, recallTarget: 0.97 })).rejects.toThrow(
           /recall target 0.97 is above what index .* measured: at best recall@10 >= 0.96 \(oversample 8\)/,
         );
@@ -126,6 +138,33 @@ describe('a search with a recall target', () => {
         expect((await defaulted.describe()).recallTarget).toBe(0.8);
       } finally {
         await defaulted.close();
+      }
+    } finally {
+      rmSync(join(t.dir, RECALL_CALIBRATION_FILE));
+    }
+  });
+
+  it('takes the fastest setting measured to reach it, with the beam it was measured at, never a faster one short of it', async () => {
+    writeRecallCalibration(t.dir, {
+      ...measured,
+      points: [
+        { oversample: 2, numCandidates: 200, recall: 0.9, lowerBound: 0.88, meanMs: 0.5 },
+        { oversample: 2, numCandidates: 100, recall: 0.89, lowerBound: 0.87, meanMs: 0.3 },
+        { oversample: 3, numCandidates: 200, recall: 0.94, lowerBound: 0.92, meanMs: 0.6 },
+        { oversample: 3, numCandidates: 100, recall: 0.935, lowerBound: 0.915, meanMs: 0.4 },
+        { oversample: 3, numCandidates: 50, recall: 0.9, lowerBound: 0.88, meanMs: 0.25 },
+      ],
+    });
+    try {
+      const idx = await openIndex(t.dir, { calibrate: 'never' });
+      try {
+        const q = t.queries.subarray(0, 16);
+        // 0.9: oversample 3 at beam 100 (0.4 ms) over 200 (0.6 ms); the 0.25 ms beam 50 reaches only 0.88.
+        expect((await idx.search(q, { k: 10, recallTarget: 0.9 })).stats).toMatchObject({ candidates: 30, recall: { oversample: 3, numCandidates: 100, calibratedRecall: 0.915 } });
+        expect((await idx.search(q, { k: 10, recallTarget: 0.87 })).stats.recall).toMatchObject({ oversample: 3, numCandidates: 50 });
+        expect((await idx.search(q, { k: 10, recallTarget: 0.92 })).stats.recall).toMatchObject({ oversample: 3, numCandidates: 200 });
+      } finally {
+        await idx.close();
       }
     } finally {
       rmSync(join(t.dir, RECALL_CALIBRATION_FILE));
@@ -224,17 +263,31 @@ describe('an index without a calibration', () => {
       expect(description.calibrating).toBe(false);
       const c = description.calibration!;
       expect(c).toMatchObject({ k: 10, queries: 200, source: 'documents', docs: CALIBRATE_AT_OPEN_DOCS });
-      expect(c.points[0]!.oversample).toBe(1);
-      // Measured, oversample ascending, until a bound passes 0.999, the mean 0.999, or three more settings found nothing.
-      const last = c.points.at(-1)!;
-      const plateau = c.points.length >= 4 && last.recall - c.points.at(-4)!.recall < 0.001;
+      expect(c.points[0]!).toMatchObject({ oversample: 1, numCandidates: defaultBeam(10) });
+      // Per oversample the default beam, then (once its recall reached 0.8) half and a quarter of it
+      // while they stay above the candidates; oversample ascending, beam descending.
+      const defaults = c.points.filter((p) => p.numCandidates === defaultBeam(Math.ceil(10 * p.oversample)));
+      expect(new Set(defaults.map((p) => p.oversample)).size).toBe(defaults.length);
+      for (const [i, p] of c.points.entries()) {
+        const before = c.points[i - 1];
+        if (before) expect(p.oversample > before.oversample || (p.oversample === before.oversample && p.numCandidates < before.numCandidates)).toBe(true);
+        const atDefault = defaults.find((d) => d.oversample === p.oversample)!;
+        expect([atDefault.numCandidates, Math.round(atDefault.numCandidates / 2), Math.round(atDefault.numCandidates / 4)]).toContain(p.numCandidates);
+        expect(p.numCandidates).toBeGreaterThan(Math.ceil(10 * p.oversample));
+      }
+      const smaller = c.points.filter((p) => !defaults.includes(p));
+      expect(smaller.length).toBeGreaterThan(0);
+      for (const p of smaller) expect(defaults.filter((d) => d.oversample < p.oversample).at(-1)!.recall).toBeGreaterThanOrEqual(0.8);
+      // Measured until the default beam's bound passes 0.999, its mean 0.999, or three more oversamples found nothing.
+      const last = defaults.at(-1)!;
+      const plateau = defaults.length >= 4 && last.recall - defaults.at(-4)!.recall < 0.001;
       expect(last.lowerBound >= 0.999 || last.recall >= 0.999 || plateau || last.oversample === 100).toBe(true);
       expect(c.confidence).toBe(0.99);
       for (const p of c.points) expect(p.lowerBound).toBeLessThanOrEqual(p.recall);
       expect(last.recall).toBeGreaterThan(c.points[0]!.recall);
-      // The search ran the cheapest measured setting that reaches 0.9.
-      const cheapest = c.points.find((p) => p.lowerBound >= 0.9)!;
-      expect(r.stats.recall).toMatchObject({ target: 0.9, oversample: cheapest.oversample, reached: true });
+      // The search ran the fastest measured setting that reaches 0.9, with the beam it was measured at.
+      const fastest = c.points.filter((p) => p.lowerBound >= 0.9).sort((a, b) => a.meanMs - b.meanMs)[0]!;
+      expect(r.stats.recall).toMatchObject({ target: 0.9, oversample: fastest.oversample, numCandidates: fastest.numCandidates, reached: true });
       expect(readRecallCalibration(t.dir)).toMatchObject({ queries: 200, points: expect.any(Array) });
     } finally {
       await idx.close();

@@ -1,16 +1,17 @@
 /**
- * What a search must ask for to reach a recall@k on one index: oversample settings measured on a
- * sample of queries (the index's own documents, or held-out vectors) against their exact fp32
- * nearest neighbours, each with its mean recall and a lower confidence bound on it. A search with
- * a recall target takes the cheapest measured setting whose lower bound reaches the target, and
- * only such a setting: a target no setting was measured to reach is refused, never guessed.
+ * What a search must ask for to reach a recall@k on one index: settings (an oversample and a
+ * first-phase beam) measured on a sample of queries (the index's own documents, or held-out
+ * vectors) against their exact fp32 nearest neighbours, each with its mean recall, a lower
+ * confidence bound on it and its mean search time. A search with a recall target takes the
+ * fastest measured setting whose lower bound reaches the target, and only such a setting: a
+ * target no setting was measured to reach is refused, never guessed.
  *
  * The bytes are RecallCalibrationFormat's; the measurement is src/calibration/calibrateRecall.ts.
  */
 export interface RecallPoint {
   /** First-phase candidates rescored per hit wanted (k x oversample in all). */
   readonly oversample: number;
-  /** The HNSW beam per segment the setting searched with at k = RecallCalibration.k. */
+  /** The HNSW beam per segment the setting searched with at k = RecallCalibration.k (the engine's default for its candidates, or a smaller one). */
   readonly numCandidates: number;
   /** Mean recall@k over the sample. */
   readonly recall: number;
@@ -41,14 +42,22 @@ export interface RecallCalibration {
   readonly confidence: number;
   /** The index's default recall target, used by searches that name no oversample, beam or target; null: none. */
   readonly defaultTarget: number | null;
-  /** Measured settings, oversample ascending; at least one. */
+  /**
+   * Measured settings, oversample ascending and, at one oversample, beam descending (the engine's
+   * default beam first, then smaller ones); at least one.
+   */
   readonly points: readonly RecallPoint[];
 }
 
-/** The cheapest measured setting whose lower bound reaches `target`, or null when none does. */
+/**
+ * The fastest measured setting (least meanMs; the first of equals) whose lower bound reaches
+ * `target`, or null when none does. Every candidate was measured to reach the target, so a
+ * noisy time can only pick a slower valid setting, never a setting short of the target.
+ */
 export function settingFor(calibration: RecallCalibration, target: number): RecallPoint | null {
-  for (const p of calibration.points) if (p.lowerBound >= target) return p;
-  return null;
+  let best: RecallPoint | null = null;
+  for (const p of calibration.points) if (p.lowerBound >= target && (best === null || p.meanMs < best.meanMs)) best = p;
+  return best;
 }
 
 /** The setting with the best lower bound (the first of equals: the cheapest). */

@@ -14,11 +14,13 @@ import type { CalibrationSource, RecallCalibration, RecallPoint } from './Recall
  * it measured so that an index grown far past them is measured again.
  *
  * Bytes (Lucene's DataOutput encodings; header and footer as every prescore file):
- * - index header: codec "PrescoreRecallCalibration", version 0, a random 16-byte id, suffix ""
+ * - index header: codec "PrescoreRecallCalibration", version 1 (0: one beam per oversample, read
+ *   as well), a random 16-byte id, suffix ""
  * - vint k; vint queries; byte source (0 documents, 1 held-out); vlong generation; vlong docs;
  *   long measuredAt (ms since the epoch); vint confidence (parts per million); vint defaultTarget
  *   (parts per million + 1; 0: none)
- * - vint points; per point, oversample ascending: float oversample; vint numCandidates;
+ * - vint points; per point, oversample ascending and at one oversample numCandidates descending:
+ *   float oversample; vint numCandidates;
  *   vint recall, vint lowerBound (parts per million, the bound rounded down: a target compares
  *   against exactly what was measured or less); vint meanMs in microseconds
  * - footer: magic, algorithm 0, CRC32 of every byte before it
@@ -26,7 +28,9 @@ import type { CalibrationSource, RecallCalibration, RecallPoint } from './Recall
 export const RECALL_CALIBRATION_FILE = 'recall.cal';
 const CODEC = 'PrescoreRecallCalibration';
 const VERSION_START = 0;
-const VERSION_CURRENT = VERSION_START;
+/** Several beams per oversample (a reader of version 0 would take them for a corrupt order). */
+const VERSION_BEAMS = 1;
+const VERSION_CURRENT = VERSION_BEAMS;
 const PPM = 1_000_000;
 const ppm = (fraction: number) => Math.round(fraction * PPM);
 const SOURCES: readonly CalibrationSource[] = ['documents', 'held-out'];
@@ -80,7 +84,8 @@ export function decodeRecallCalibration(bytes: Uint8Array, resource: string): Re
       meanMs: input.readVInt() / 1000,
     };
     const previous = points.at(-1);
-    if (!(p.oversample >= 1) || (previous !== undefined && p.oversample <= previous.oversample) || !(p.recall >= 0 && p.recall <= 1) || !(p.lowerBound <= p.recall)) {
+    const ordered = previous === undefined || p.oversample > previous.oversample || (p.oversample === previous.oversample && p.numCandidates < previous.numCandidates);
+    if (!(p.oversample >= 1) || !ordered || !(p.numCandidates >= 1) || !(p.recall >= 0 && p.recall <= 1) || !(p.lowerBound <= p.recall)) {
       throw new CorruptIndexException(`invalid calibration point ${i}: ${JSON.stringify(p)}`, resource);
     }
     points.push(p);

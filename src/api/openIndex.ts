@@ -370,7 +370,7 @@ class SearchableIndex implements VectorIndex {
 
   /**
    * The oversample and beam a search with a recall target runs with, from the calibration: the
-   * cheapest setting measured to reach the target. An asked-for target no setting reaches is
+   * fastest setting measured to reach the target. An asked-for target no setting reaches is
    * refused; the index's default target then takes the best setting measured, saying so.
    */
   private async recallSetting(options: SearchOptions): Promise<{ oversample: number | undefined; numCandidates: number | undefined; recall?: RecallUsed }> {
@@ -404,7 +404,9 @@ class SearchableIndex implements VectorIndex {
       if (fits.length === 0) return { oversample: undefined, numCandidates: undefined };
       point = fits.at(-1)!;
     }
-    const numCandidates = defaultBeam(Math.ceil(options.k * point.oversample));
+    // The beam measured at the calibration's k; at another k never less than the default beam of
+    // its candidates (a beam measured for 10 hits says nothing of a smaller one for 100).
+    const numCandidates = options.k === calibration.k ? point.numCandidates : Math.max(point.numCandidates, defaultBeam(Math.ceil(options.k * point.oversample)));
     return {
       oversample: point.oversample,
       numCandidates,

@@ -261,7 +261,7 @@ export interface VectorIndex {
   /** Releases mappings and, if this was the last open index, the executor. */
   close(): Promise<void>;
   /**
-   * Measures what oversample reaches what recall@10 on this index (its own docs as queries, or
+   * Measures what oversample and beam reach what recall@10 on this index (its own docs as queries, or
    * held-out ones), keeps it for recallTarget searches and stores it in a prescore index directory.
    *
    * @example

@@ -67,9 +67,10 @@ export interface CalibrateRecallOptions {
 }
 
 /**
- * Measures what oversample reaches what recall@k on this index: exact fp32 ground truth for the
- * sample (on the executor, every segment's vectors in parallel ranges), then the sample searched
- * through `index` at each of CALIBRATION_OVERSAMPLES. A doc used as a query is left out of its
+ * Measures what oversample and beam reach what recall@k on this index: exact fp32 ground truth
+ * for the sample (on the executor, every segment's vectors in parallel ranges), then the sample
+ * searched through `index` at each of CALIBRATION_OVERSAMPLES, with the default beam and (once
+ * the recall is in a target's range) smaller ones (CALIBRATION_BEAM_FRACTIONS). A doc used as a query is left out of its
  * own neighbours and of its hits: it is searched with k + 1 and one more candidate, so the other
  * docs get exactly the k x oversample candidates a search at k gets.
  */
@@ -104,41 +105,55 @@ export async function calibrateRecall(index: CalibratedSearch, reader: IndexRead
   const truths = Array.from({ length: count }, (_, q) => neighbours(q));
 
   const points: RecallPoint[] = [];
+  /** The default beam's points, one per oversample: where measuring stops. */
+  const defaults: RecallPoint[] = [];
   const concurrency = Math.max(1, options.concurrency ?? executor.threads + 1);
-  const searching = progress('calibrate: searches', count * CALIBRATION_OVERSAMPLES.length, 'searches');
+  const searching = progress('calibrate: searches', count * CALIBRATION_OVERSAMPLES.length, 'queries x oversamples');
   try {
+    let smallerBeams = false;
     for (const oversample of CALIBRATION_OVERSAMPLES) {
       const candidates = Math.ceil(k * oversample);
-      const numCandidates = options.beam(candidates);
-      // With the query's own doc among the hits: k + 1 hits and one more candidate than k x oversample.
-      const searchOptions = self
-        ? { k: k + 1, oversample: Math.max(1, (candidates + 0.5) / (k + 1)), numCandidates: Math.max(numCandidates, candidates + 1), signal: options.signal }
-        : { k, oversample, numCandidates, signal: options.signal };
-      const recalls = new Float64Array(count);
-      let ms = 0;
+      const settings: MeasuredSetting[] = beamsAt(options.beam(candidates), candidates, smallerBeams).map((numCandidates) => ({
+        numCandidates,
+        // With the query's own doc among the hits: k + 1 hits and one more candidate than k x oversample.
+        options: self
+          ? { k: k + 1, oversample: Math.max(1, (candidates + 0.5) / (k + 1)), numCandidates: Math.max(numCandidates, candidates + 1), signal: options.signal }
+          : { k, oversample, numCandidates, signal: options.signal },
+        recalls: new Float64Array(count),
+        ms: 0,
+      }));
       let next = 0;
       const worker = async () => {
         for (let q = next++; q < count; q = next++) {
-          const result = await index.search(queries.subarray(q * dims, (q + 1) * dims), searchOptions);
           const want = truths[q]!;
-          let found = 0;
-          let taken = 0;
-          for (const hit of result.hits) {
-            if (hit.doc === self?.[q]) continue;
-            if (taken++ === k) break;
-            if (want.has(hit.doc)) found++;
+          // Each query searches every beam, starting at a different one: their times share the machine's drift.
+          for (let j = 0; j < settings.length; j++) {
+            const setting = settings[(q + j) % settings.length]!;
+            const result = await index.search(queries.subarray(q * dims, (q + 1) * dims), setting.options);
+            let found = 0;
+            let taken = 0;
+            for (const hit of result.hits) {
+              if (hit.doc === self?.[q]) continue;
+              if (taken++ === k) break;
+              if (want.has(hit.doc)) found++;
+            }
+            setting.recalls[q] = want.size === 0 ? 1 : found / want.size;
+            setting.ms += result.stats.timings.totalMs;
           }
-          recalls[q] = want.size === 0 ? 1 : found / want.size;
-          ms += result.stats.timings.totalMs;
           searching.tick(1);
         }
       };
       // Every search settles before a failure is thrown: a closing index must not be released under one.
       const settled = await Promise.allSettled(Array.from({ length: Math.min(concurrency, count) }, worker));
       for (const r of settled) if (r.status === 'rejected') throw r.reason;
-      const { mean, lowerBound } = meanAndLowerBound(recalls);
-      points.push({ oversample, numCandidates, recall: mean, lowerBound, meanMs: ms / count });
-      if (lowerBound >= MAX_RECALL_TARGET || mean >= PLATEAU_RECALL || plateaued(points)) break;
+      for (const setting of settings) {
+        const { mean, lowerBound } = meanAndLowerBound(setting.recalls);
+        points.push({ oversample, numCandidates: setting.numCandidates, recall: mean, lowerBound, meanMs: setting.ms / count });
+      }
+      const atDefault: RecallPoint = points[points.length - settings.length]!;
+      defaults.push(atDefault);
+      if (atDefault.lowerBound >= MAX_RECALL_TARGET || atDefault.recall >= PLATEAU_RECALL || plateaued(defaults)) break;
+      smallerBeams = atDefault.recall >= SMALLER_BEAMS_FROM_RECALL;
     }
     searching.finish();
   } catch (e) {
@@ -156,6 +171,43 @@ export async function calibrateRecall(index: CalibratedSearch, reader: IndexRead
     defaultTarget: options.defaultTarget ?? null,
     points,
   };
+}
+
+/**
+ * The beams a calibration measures at each oversample, as fractions of the engine's default beam
+ * for its candidates: the default reaches the most, a smaller one costs less, and which is the
+ * fastest way to a recall depends on the index. Fashion-MNIST cosine (one 60k segment, 300
+ * queries, recall@10 / nodes visited): oversample 3 at beam 200 / 100 / 50 gave 0.9623 / 0.9623 /
+ * 0.9590 for 1,426 / 925 / 603 visits, so a beam of 100 reached 0.96 at 0.65x the first phase;
+ * the 1M x 1024 set's 131k segments lost 0.003-0.005 at beam 100 (see DEFAULT_EF_PER_CANDIDATE),
+ * where the default beam stays the faster way to a high target.
+ */
+export const CALIBRATION_BEAM_FRACTIONS: readonly number[] = [1, 0.5, 0.25];
+
+/**
+ * Smaller beams are measured at an oversample once the default beam's mean recall at the one
+ * before reached this: below it they only add time to a calibration (they reach less than the
+ * default beam at the same oversample), and no target a user names is that low.
+ */
+const SMALLER_BEAMS_FROM_RECALL = 0.8;
+
+/** One setting's searches at one oversample, as they are measured. */
+interface MeasuredSetting {
+  readonly numCandidates: number;
+  readonly options: Parameters<CalibratedSearch['search']>[1];
+  readonly recalls: Float64Array;
+  ms: number;
+}
+
+/** The beams measured at `candidates` (the default beam first, then smaller ones above the candidates), descending. */
+function beamsAt(defaultBeam: number, candidates: number, smaller: boolean): number[] {
+  if (!smaller) return [defaultBeam];
+  const beams = [defaultBeam];
+  for (const f of CALIBRATION_BEAM_FRACTIONS) {
+    const beam = Math.round(defaultBeam * f);
+    if (beam > candidates && beam < beams.at(-1)!) beams.push(beam);
+  }
+  return beams;
 }
 
 /**
