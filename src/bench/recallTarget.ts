@@ -1,16 +1,17 @@
 /**
  * `npm run bench:recall-target`: does a search with `recallTarget` reach its target on held-out
- * queries, and at what cost against the cheapest fixed oversample that reaches it?
+ * queries, and at what cost against the fastest fixed setting that reaches it?
  *
  * Per set (Fashion-MNIST cosine and euclidean, MiniLM, a `prescore gen` set), the set is built
  * with `prescore build`'s defaults (cached under .bench/recall-target, or `--gen-index` for the gen
  * set), calibrated on its own documents as the build does (its time beside the build's), and
  * then every held-out query is searched, one at a time, by every variant in turn (the order
  * shuffled per query, so the variants share the machine's drift): `recallTarget` 0.90 / 0.95 /
- * 0.99, and each fixed oversample of the calibration's grid. Per target: the oversample the
+ * 0.99, and each fixed oversample of the calibration's grid at the default beam and (to
+ * oversample 16) at the smaller beams a calibration measures. Per target: the setting the
  * calibration chose, the recall@10 reached on the held-out queries (ok when >= the target), its
- * p50, the cheapest fixed oversample whose held-out recall reaches the target and its p50, and
- * the ratio of the two p50s (asked: <= 1.2). A last table: the default search (no knobs), its
+ * p50, the fastest fixed setting whose held-out recall reaches the target and its p50, and the
+ * ratio of the two p50s (asked: <= 1.2). A last table: the default search (no knobs), its
  * setting and held-out recall (asked: >= 0.95).
  *
  *   npm run bench:recall-target -- [--sets fmnist-cosine,fmnist-euclidean,minilm,gen]
@@ -20,9 +21,9 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openIndex } from '../api/openIndex.js';
+import { defaultBeam, openIndex } from '../api/openIndex.js';
 import type { VectorIndex } from '../api/types.js';
-import { CALIBRATION_OVERSAMPLES } from '../calibration/calibrateRecall.js';
+import { CALIBRATION_BEAM_FRACTIONS, CALIBRATION_OVERSAMPLES } from '../calibration/calibrateRecall.js';
 import { Executor } from '../executor/Executor.js';
 import { packageRoot } from '../executor/packageRoot.js';
 import { table } from './benchData.js';
@@ -48,10 +49,12 @@ const targets = (values.targets ?? '0.9,0.95,0.99').split(',').map(Number);
 interface TargetRow {
   readonly set: string;
   readonly target: number;
-  readonly chosen: number | null;
+  /** The setting the target ran (`os O, nc B`), null when refused. */
+  readonly chosen: string | null;
   readonly recall: number;
   readonly p50: number;
-  readonly cheapest: number | null;
+  /** The fixed setting with the lowest p50 whose held-out recall reaches the target. */
+  readonly cheapest: string | null;
   readonly cheapestRecall: number;
   readonly cheapestP50: number;
 }
@@ -84,11 +87,16 @@ async function runSet(set: RecallSet): Promise<TargetRow[]> {
       // The default search: no knobs (the default recall target on a calibrated index).
       { key: 'default', options: {} },
       ...targets.map((t) => ({ key: `t${t}`, options: { recallTarget: t } })),
-      ...oversamples.map((o) => ({ key: `os${o}`, options: { oversample: o } })),
+      // Each oversample at the default beam and at the smaller beams a calibration measures.
+      ...oversamples.flatMap((o) => {
+        const candidates = Math.ceil(K * o);
+        const beams = [...new Set(CALIBRATION_BEAM_FRACTIONS.slice(1).map((f) => Math.round(defaultBeam(candidates) * f)))].filter((b) => b > candidates);
+        return [{ key: `os ${o}`, options: { oversample: o } }, ...(o <= 16 ? beams.map((b) => ({ key: `os ${o}, nc ${b}`, options: { oversample: o, numCandidates: b } })) : [])];
+      }),
     ];
     const ms = new Map<string, number[]>(variants.map((v) => [v.key, []]));
     const recall = new Map<string, number>(variants.map((v) => [v.key, 0]));
-    const chosen = new Map<string, number>();
+    const chosen = new Map<string, string>();
     const refused = new Set<string>();
     // Warm-up: each variant once.
     for (const v of variants) await index.search(set.queries[0]!, { k: K, ...v.options }).catch(() => {});
@@ -125,7 +133,7 @@ async function runSet(set: RecallSet): Promise<TargetRow[]> {
               K,
             ),
         );
-        if (r.stats.recall) chosen.set(v.key, r.stats.recall.oversample);
+        if (r.stats.recall) chosen.set(v.key, `os ${r.stats.recall.oversample}, nc ${r.stats.recall.numCandidates}`);
       }
     }
     const n = set.queries.length;
@@ -133,7 +141,8 @@ async function runSet(set: RecallSet): Promise<TargetRow[]> {
     defaults.push({ set: set.name, chosen: chosen.get('default') ?? null, recall: meanRecall('default'), p50: p50(ms.get('default')!) });
     return targets.map((t) => {
       const key = `t${t}`;
-      const cheapest = oversamples.find((o) => meanRecall(`os${o}`) >= t) ?? null;
+      const fixed = variants.filter((v) => v.key.startsWith('os') && !refused.has(v.key) && meanRecall(v.key) >= t).map((v) => ({ key: v.key, p50: p50(ms.get(v.key)!) }));
+      const cheapest = fixed.sort((a, b) => a.p50 - b.p50)[0]?.key ?? null;
       return {
         set: set.name,
         target: t,
@@ -141,8 +150,8 @@ async function runSet(set: RecallSet): Promise<TargetRow[]> {
         recall: refused.has(key) ? NaN : meanRecall(key),
         p50: refused.has(key) ? NaN : p50(ms.get(key)!),
         cheapest,
-        cheapestRecall: cheapest === null ? NaN : meanRecall(`os${cheapest}`),
-        cheapestP50: cheapest === null ? NaN : p50(ms.get(`os${cheapest}`)!),
+        cheapestRecall: cheapest === null ? NaN : meanRecall(cheapest),
+        cheapestP50: cheapest === null ? NaN : p50(ms.get(cheapest)!),
       };
     });
   } finally {
@@ -151,7 +160,7 @@ async function runSet(set: RecallSet): Promise<TargetRow[]> {
 }
 
 const rows: TargetRow[] = [];
-const defaults: { set: string; chosen: number | null; recall: number; p50: number }[] = [];
+const defaults: { set: string; chosen: string | null; recall: number; p50: number }[] = [];
 console.log(
   `load average at start ${loadavg()
     .map((x) => x.toFixed(2))
@@ -174,15 +183,15 @@ console.log(
 const f = (x: number, d = 3) => (Number.isNaN(x) ? '-' : x.toFixed(d));
 console.log(
   table(
-    ['set', 'recall_target', 'chose os', 'held-out recall@10', 'ok', 'p50 ms', 'cheapest fixed os', 'its recall', 'its p50 ms', 'p50 ratio'],
+    ['set', 'recall_target', 'chose', 'held-out recall@10', 'ok', 'p50 ms', 'fastest fixed setting', 'its recall', 'its p50 ms', 'p50 ratio'],
     rows.map((r) => [
       r.set,
       String(r.target),
-      r.chosen === null ? 'refused' : String(r.chosen),
+      r.chosen ?? 'refused',
       f(r.recall, 4),
       r.recall >= r.target ? 'ok' : 'MISS',
       f(r.p50),
-      r.cheapest === null ? '-' : String(r.cheapest),
+      r.cheapest ?? '-',
       f(r.cheapestRecall, 4),
       f(r.cheapestP50),
       f(r.p50 / r.cheapestP50, 2),
@@ -191,8 +200,8 @@ console.log(
 );
 console.log(
   table(
-    ['set', 'default search: os', 'held-out recall@10', '>= 0.95', 'p50 ms'],
-    defaults.map((d) => [d.set, d.chosen === null ? 'uncalibrated' : String(d.chosen), f(d.recall, 4), d.recall >= 0.95 ? 'ok' : 'MISS', f(d.p50)]),
+    ['set', 'default search', 'held-out recall@10', '>= 0.95', 'p50 ms'],
+    defaults.map((d) => [d.set, d.chosen ?? 'uncalibrated', f(d.recall, 4), d.recall >= 0.95 ? 'ok' : 'MISS', f(d.p50)]),
   ),
 );
 if (values.json) writeFileSync(values.json, JSON.stringify({ targets: rows, defaults }, null, 2));
