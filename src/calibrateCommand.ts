@@ -14,7 +14,8 @@ Measures what oversample and beam reach what recall@10 on the index: a sample of
 100 (with the default beam, and half and a quarter of it once the recall passes 0.8) against
 exact fp32 neighbours computed on the worker pool, and each setting's mean recall, a 99% lower
 confidence bound and its mean time are stored in DIR/recall.cal. A search with
-\`recall_target\` then runs the fastest setting whose lower bound reaches the target. \`prescore build\` does this
+\`recall_target\` then runs the cheapest setting whose lower bound reaches the target: the
+smallest oversample that reaches it, at its smallest beam that does. \`prescore build\` does this
 at the end of every build, and an index opened without one measures it in the background.
 
 Options:

@@ -87,7 +87,7 @@ describe('the lower bound of a setting', () => {
 });
 
 describe('a search with a recall target', () => {
-  it('runs the fastest setting measured to reach it, and refuses a target none reached', async () => {
+  it('runs the cheapest setting measured to reach it, and refuses a target none reached', async () => {
     writeRecallCalibration(t.dir, measured);
     try {
       const idx = await openIndex(t.dir, { calibrate: 'never' });
@@ -144,7 +144,7 @@ describe('a search with a recall target', () => {
     }
   });
 
-  it('takes the fastest setting measured to reach it, with the beam it was measured at, never a faster one short of it', async () => {
+  it('takes the smallest oversample measured to reach it, at the smallest beam there that does, whatever the times', async () => {
     writeRecallCalibration(t.dir, {
       ...measured,
       points: [
@@ -153,16 +153,21 @@ describe('a search with a recall target', () => {
         { oversample: 3, numCandidates: 200, recall: 0.94, lowerBound: 0.92, meanMs: 0.6 },
         { oversample: 3, numCandidates: 100, recall: 0.935, lowerBound: 0.915, meanMs: 0.4 },
         { oversample: 3, numCandidates: 50, recall: 0.9, lowerBound: 0.88, meanMs: 0.25 },
+        // Measured faster (a warmer page cache), but more candidates to read cold.
+        { oversample: 4, numCandidates: 200, recall: 0.96, lowerBound: 0.95, meanMs: 0.2 },
+        { oversample: 4, numCandidates: 100, recall: 0.955, lowerBound: 0.94, meanMs: 0.1 },
       ],
     });
     try {
       const idx = await openIndex(t.dir, { calibrate: 'never' });
       try {
         const q = t.queries.subarray(0, 16);
-        // 0.9: oversample 3 at beam 100 (0.4 ms) over 200 (0.6 ms); the 0.25 ms beam 50 reaches only 0.88.
+        // 0.9: oversample 3, whose beam 100 reaches 0.915 (beam 50 only 0.88).
         expect((await idx.search(q, { k: 10, recallTarget: 0.9 })).stats).toMatchObject({ candidates: 30, recall: { oversample: 3, numCandidates: 100, calibratedRecall: 0.915 } });
-        expect((await idx.search(q, { k: 10, recallTarget: 0.87 })).stats.recall).toMatchObject({ oversample: 3, numCandidates: 50 });
+        expect((await idx.search(q, { k: 10, recallTarget: 0.87 })).stats.recall).toMatchObject({ oversample: 2, numCandidates: 100 });
+        expect((await idx.search(q, { k: 10, recallTarget: 0.88 })).stats.recall).toMatchObject({ oversample: 2, numCandidates: 200 });
         expect((await idx.search(q, { k: 10, recallTarget: 0.92 })).stats.recall).toMatchObject({ oversample: 3, numCandidates: 200 });
+        expect((await idx.search(q, { k: 10, recallTarget: 0.93 })).stats.recall).toMatchObject({ oversample: 4, numCandidates: 100 });
       } finally {
         await idx.close();
       }
@@ -285,9 +290,10 @@ describe('an index without a calibration', () => {
       expect(c.confidence).toBe(0.99);
       for (const p of c.points) expect(p.lowerBound).toBeLessThanOrEqual(p.recall);
       expect(last.recall).toBeGreaterThan(c.points[0]!.recall);
-      // The search ran the fastest measured setting that reaches 0.9, with the beam it was measured at.
-      const fastest = c.points.filter((p) => p.lowerBound >= 0.9).sort((a, b) => a.meanMs - b.meanMs)[0]!;
-      expect(r.stats.recall).toMatchObject({ target: 0.9, oversample: fastest.oversample, numCandidates: fastest.numCandidates, reached: true });
+      // The search ran the smallest oversample measured to reach 0.9, at its smallest beam that does.
+      const oversample = c.points.find((p) => p.lowerBound >= 0.9)!.oversample;
+      const beam = c.points.filter((p) => p.oversample === oversample && p.lowerBound >= 0.9).at(-1)!.numCandidates;
+      expect(r.stats.recall).toMatchObject({ target: 0.9, oversample, numCandidates: beam, reached: true });
       expect(readRecallCalibration(t.dir)).toMatchObject({ queries: 200, points: expect.any(Array) });
     } finally {
       await idx.close();

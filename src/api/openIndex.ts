@@ -370,7 +370,7 @@ class SearchableIndex implements VectorIndex {
 
   /**
    * The oversample and beam a search with a recall target runs with, from the calibration: the
-   * fastest setting measured to reach the target. An asked-for target no setting reaches is
+   * cheapest setting measured to reach the target (settingFor). An asked-for target no setting reaches is
    * refused; the index's default target then takes the best setting measured, saying so.
    */
   private async recallSetting(options: SearchOptions): Promise<{ oversample: number | undefined; numCandidates: number | undefined; recall?: RecallUsed }> {

@@ -175,8 +175,8 @@ export async function calibrateRecall(index: CalibratedSearch, reader: IndexRead
 
 /**
  * The beams a calibration measures at each oversample, as fractions of the engine's default beam
- * for its candidates: the default reaches the most, a smaller one costs less, and which is the
- * fastest way to a recall depends on the index. Fashion-MNIST cosine (one 60k segment, 300
+ * for its candidates: the default reaches the most, a smaller one visits fewer nodes, and
+ * whether the smaller one still reaches a target at the same oversample depends on the index. Fashion-MNIST cosine (one 60k segment, 300
  * queries, recall@10 / nodes visited): oversample 3 at beam 200 / 100 / 50 gave 0.9623 / 0.9623 /
  * 0.9590 for 1,426 / 925 / 603 visits, so a beam of 100 reached 0.96 at 0.65x the first phase;
  * the 1M x 1024 set's 131k segments lost 0.003-0.005 at beam 100 (see DEFAULT_EF_PER_CANDIDATE),
