@@ -10,7 +10,7 @@
  *
  *   prescore: oversample 1..10 at the service's beam (max(200, 4 x k x oversample)) and at
  *             num_candidates 100 and 50 (a smaller first-phase beam);
- *   zvec:     ef 16..256 with its refiner (fp32 rescoring, as prescore's second phase), and a few
+ *   zvec:     ef 8..256 with its refiner (fp32 rescoring, as prescore's second phase), and a few
  *             without it (codes only).
  *
  * Every search's hits are checked against exact ground truth (tie-aware for pixel data). Before
@@ -18,17 +18,16 @@
  * engines' files in the page cache). The report: each engine's curve (recall, p50, p99 per
  * setting), its Pareto front, and per target recall (0.92 / 0.96 unless --targets) the cheapest
  * setting of each engine that reaches it and the ratio of their p50s (asked: prescore <= zvec).
- * Then a cold pass: each engine's cheapest setting for the first target, every file of both
- * indexes evicted from the page cache before each query (posix_fadvise DONTNEED; the codes and
- * graphs prescore holds in its own memory stay, as in a served index), queries alternating
- * between the engines. Memory: each index's files and the growth of the process's anonymous
- * memory when it was opened.
+ * Memory: each index's files and the growth of the process's anonymous memory when it was
+ * opened. Warm only: both engines map their files, and pages mapped into the process stay
+ * resident through posix_fadvise(DONTNEED), so a cold comparison needs each engine in its own
+ * memory-capped process (as bench:rescore and bench:scale run prescore); not done here.
  *
  * zvec is not a dependency of prescore; install it beside the benchmark first:
  *
  *   npm install --no-save @zvec/zvec@0.7.0
  *   npm run bench:peers -- [--sets gen,minilm,fmnist-cosine,fmnist-euclidean] [--queries 1000]
- *     [--gen-dir .bench/gen-200k-768] [--targets 0.92,0.96] [--cold-queries 50] [--json out.json]
+ *     [--gen-dir .bench/gen-200k-768] [--targets 0.92,0.96] [--json out.json]
  */
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -39,7 +38,6 @@ import { openIndex } from '../api/openIndex.js';
 import type { SearchOptions, VectorIndex } from '../api/types.js';
 import { Executor } from '../executor/Executor.js';
 import { packageRoot } from '../executor/packageRoot.js';
-import { evictFromPageCache } from '../../segments/store/native/PageCache.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
 import { table } from './benchData.js';
 import { rssAnonBytes } from './procFiles.js';
@@ -51,7 +49,6 @@ const { values } = parseArgs({
     queries: { type: 'string' },
     'gen-dir': { type: 'string' },
     targets: { type: 'string' },
-    'cold-queries': { type: 'string' },
     json: { type: 'string' },
   },
 });
@@ -61,7 +58,6 @@ const CACHE = join(packageRoot(), '.bench', 'peers');
 const sets = (values.sets ?? 'gen,minilm,fmnist-cosine,fmnist-euclidean').split(',');
 const queryCount = Number(values.queries ?? 1000);
 const targets = (values.targets ?? '0.92,0.96').split(',').map(Number);
-const coldQueries = Number(values['cold-queries'] ?? 50);
 
 /** The part of zvec's API this benchmark uses (its package is installed only beside it). */
 interface Zvec {
@@ -142,6 +138,8 @@ type Engine = 'prescore' | 'zvec';
 interface Variant {
   readonly engine: Engine;
   readonly key: string;
+  /** The engine's setting that reads the most (run once per query before the timed pass). */
+  readonly largest?: boolean;
   search(query: Float32Array): Promise<number[]> | number[];
 }
 
@@ -170,7 +168,6 @@ interface SetReport {
   readonly anonBytes: Record<Engine, number>;
   readonly points: Point[];
   readonly targets: TargetRow[];
-  readonly cold: { readonly engine: Engine; readonly key: string; readonly p50: number; readonly p99: number; readonly recall: number }[];
 }
 
 function quantile(xs: readonly number[], q: number): number {
@@ -180,13 +177,15 @@ function quantile(xs: readonly number[], q: number): number {
 
 function prescoreVariants(index: VectorIndex): Variant[] {
   const out: Variant[] = [];
+  const oversamples = [1, 1.5, 2, 3, 4, 5, 8, 10];
   for (const numCandidates of [undefined, 100, 50])
-    for (const oversample of [1, 1.5, 2, 3, 4, 5, 8, 10]) {
+    for (const oversample of oversamples) {
       if (numCandidates !== undefined && numCandidates < K * oversample) continue;
       const options: SearchOptions = { k: K, oversample, ...(numCandidates === undefined ? {} : { numCandidates }) };
       out.push({
         engine: 'prescore',
         key: `os ${oversample}${numCandidates === undefined ? '' : `, nc ${numCandidates}`}`,
+        largest: numCandidates === undefined && oversample === oversamples.at(-1),
         search: async (q) => (await index.search(q, options)).hits.map((h) => Number(h.id)),
       });
     }
@@ -194,15 +193,17 @@ function prescoreVariants(index: VectorIndex): Variant[] {
 }
 
 function zvecVariants(collection: ZvecCollection): Variant[] {
+  const efs = [8, 10, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256];
   const variant = (ef: number, refiner: boolean): Variant => {
     const params = { indexType: zvec.ZVecIndexType.HNSW_RABITQ, ef, isUsingRefiner: refiner };
     return {
       engine: 'zvec',
       key: `ef ${ef}${refiner ? ', refiner' : ''}`,
+      largest: refiner && ef === efs.at(-1),
       search: (q) => collection.querySync({ fieldName: FIELD, vector: q, topk: K, params }).map((d) => Number(d.id)),
     };
   };
-  return [...[16, 24, 32, 48, 64, 96, 128, 192, 256].map((ef) => variant(ef, true)), ...[64, 128, 256].map((ef) => variant(ef, false))];
+  return [...efs.map((ef) => variant(ef, true)), ...[16, 64, 256].map((ef) => variant(ef, false))];
 }
 
 /** Lowest p50 first; a point stays when no cheaper point of its engine has at least its recall. */
@@ -229,8 +230,9 @@ async function runSet(set: RecallSet): Promise<SetReport> {
     const variants = [...prescoreVariants(index), ...zvecVariants(collection)];
     const ms = new Map<string, number[]>(variants.map((v) => [`${v.engine}:${v.key}`, []]));
     const recall = new Map<string, number>(variants.map((v) => [`${v.engine}:${v.key}`, 0]));
-    // Warm: every query once at each engine's largest setting (reads every page a search may need).
-    const largest = [variants.filter((v) => v.engine === 'prescore').at(-1)!, variants.filter((v) => v.engine === 'zvec' && v.key.endsWith('refiner')).at(-1)!];
+    // Warm: every query once at each engine's largest setting (the most candidates and the widest
+    // beam: it reads every page a smaller setting of the same query needs).
+    const largest = variants.filter((v) => v.largest);
     for (const q of set.queries) for (const v of largest) await v.search(q);
     let seed = 20261205;
     const random = () => {
@@ -259,27 +261,6 @@ async function runSet(set: RecallSet): Promise<SetReport> {
     });
     const targetRows = targets.map((target) => ({ set: set.name, target, prescore: cheapestReaching(points, 'prescore', target), zvec: cheapestReaching(points, 'zvec', target) }));
 
-    // Cold: each engine's cheapest setting for the first target, its files evicted before each query.
-    const files = [...filesUnder(prescoreIndex.dir), ...filesUnder(zvecIndex.dir)];
-    const coldVariants = (['prescore', 'zvec'] as const).flatMap((engine) => {
-      const p = targetRows[0]?.[engine];
-      const v = p ? variants.find((x) => x.engine === engine && x.key === p.key) : undefined;
-      return v ? [v] : [];
-    });
-    const coldMs = coldVariants.map(() => [] as number[]);
-    const coldRecall = coldVariants.map(() => 0);
-    const n = Math.min(coldQueries, set.queries.length);
-    for (let qi = 0; qi < n; qi++)
-      for (let j = 0; j < coldVariants.length; j++) {
-        const c = (qi + j) % coldVariants.length;
-        for (const f of files) evictFromPageCache(f);
-        const t0 = performance.now();
-        const hits = await coldVariants[c]!.search(set.queries[qi]!);
-        coldMs[c]!.push(performance.now() - t0);
-        coldRecall[c]! += recallOf(set, qi, hits, K) / n;
-      }
-    const cold = coldVariants.map((v, c) => ({ engine: v.engine, key: v.key, p50: quantile(coldMs[c]!, 0.5), p99: quantile(coldMs[c]!, 0.99), recall: coldRecall[c]! }));
-
     return {
       set: set.name,
       docs: set.base.size,
@@ -290,7 +271,6 @@ async function runSet(set: RecallSet): Promise<SetReport> {
       anonBytes: { prescore: anon1 - anon0, zvec: anon2 - anon1 },
       points,
       targets: targetRows,
-      cold,
     };
   } finally {
     collection.closeSync();
@@ -348,12 +328,6 @@ console.log(
         ];
       }),
     ),
-  ),
-);
-console.log(
-  table(
-    ['set', 'cold (files evicted before each query)', 'setting', 'recall@10', 'p50 ms', 'p99 ms'],
-    reports.flatMap((r) => r.cold.map((c) => [r.set, c.engine, c.key, f(c.recall, 4), f(c.p50), f(c.p99)])),
   ),
 );
 if (values.json) writeFileSync(values.json, JSON.stringify({ loadStart, loadEnd, reports }, null, 2));
