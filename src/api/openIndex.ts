@@ -402,7 +402,8 @@ class SearchableIndex implements VectorIndex {
       }
       const fits = calibration.points.filter((p) => Math.ceil(options.k * p.oversample) <= MAX_RESCORE_CANDIDATES);
       if (fits.length === 0) return { oversample: undefined, numCandidates: undefined };
-      point = fits.at(-1)!;
+      // The best bound among them (a larger oversample's smaller beam can reach less than its default one).
+      point = fits.reduce((best, p) => (p.lowerBound > best.lowerBound ? p : best));
     }
     // The beam measured at the calibration's k; at another k never less than the default beam of
     // its candidates (a beam measured for 10 hits says nothing of a smaller one for 100).
