@@ -128,3 +128,28 @@ export function fmt(x: number): string {
   if (Number.isInteger(x)) return String(x);
   return Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2);
 }
+
+/** The q-quantile of `xs` (0..1) as the sorted sample at floor(q x (n - 1)): a value that was measured, never interpolated. */
+export function sampleQuantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * (s.length - 1)))]!;
+}
+
+/**
+ * A seeded in-place shuffle (Fisher-Yates over a 32-bit LCG), the same sequence on every run: the
+ * benches that interleave variants query by query give each query a new order, so that no
+ * variant always runs right after the same (e.g. the most expensive) one.
+ */
+export function seededShuffle(seed: number): <T>(items: T[]) => void {
+  let state = seed >>> 0;
+  const random = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 2 ** 32;
+  };
+  return (items) => {
+    for (let j = items.length - 1; j > 0; j--) {
+      const r = Math.floor(random() * (j + 1));
+      [items[j], items[r]] = [items[r]!, items[j]!];
+    }
+  };
+}

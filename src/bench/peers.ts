@@ -39,7 +39,7 @@ import type { SearchOptions, VectorIndex } from '../api/types.js';
 import { Executor } from '../executor/Executor.js';
 import { packageRoot } from '../executor/packageRoot.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
-import { table } from './benchData.js';
+import { sampleQuantile, seededShuffle, table } from './benchData.js';
 import { rssAnonBytes } from './procFiles.js';
 import { defaultIndexOf, loadRecallSet, recallOf, type RecallSet } from './recallData.js';
 
@@ -170,11 +170,6 @@ interface SetReport {
   readonly targets: TargetRow[];
 }
 
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * (s.length - 1)))]!;
-}
-
 function prescoreVariants(index: VectorIndex): Variant[] {
   const out: Variant[] = [];
   const oversamples = [1, 1.5, 2, 3, 4, 5, 8, 10];
@@ -234,17 +229,10 @@ async function runSet(set: RecallSet): Promise<SetReport> {
     // beam: it reads every page a smaller setting of the same query needs).
     const largest = variants.filter((v) => v.largest);
     for (const q of set.queries) for (const v of largest) await v.search(q);
-    let seed = 20261205;
-    const random = () => {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      return seed / 2 ** 32;
-    };
+    const shuffle = seededShuffle(20261205);
     const order = variants.slice();
     for (let qi = 0; qi < set.queries.length; qi++) {
-      for (let j = order.length - 1; j > 0; j--) {
-        const r = Math.floor(random() * (j + 1));
-        [order[j], order[r]] = [order[r]!, order[j]!];
-      }
+      shuffle(order);
       for (const v of order) {
         const id = `${v.engine}:${v.key}`;
         const t0 = performance.now();
@@ -257,7 +245,7 @@ async function runSet(set: RecallSet): Promise<SetReport> {
     process.stderr.write('\n');
     const points: Point[] = variants.map((v) => {
       const id = `${v.engine}:${v.key}`;
-      return { engine: v.engine, key: v.key, recall: recall.get(id)! / set.queries.length, p50: quantile(ms.get(id)!, 0.5), p99: quantile(ms.get(id)!, 0.99) };
+      return { engine: v.engine, key: v.key, recall: recall.get(id)! / set.queries.length, p50: sampleQuantile(ms.get(id)!, 0.5), p99: sampleQuantile(ms.get(id)!, 0.99) };
     });
     const targetRows = targets.map((target) => ({ set: set.name, target, prescore: cheapestReaching(points, 'prescore', target), zvec: cheapestReaching(points, 'zvec', target) }));
 

@@ -27,7 +27,7 @@
  */
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { packageRoot } from '../executor/packageRoot.js';
 import { Kernels } from '../../segments/kernels/Kernels.js';
 import { quantizeField, quantizationSettings, type IntervalRule, type QuantizationSettings, type QuantizedField } from '../../segments/quantized/ScalarQuantizedVectorsWriter.js';
@@ -46,7 +46,7 @@ import type { OnHeapHnswGraph } from '../../segments/hnsw/OnHeapHnswGraph.js';
 import type { RandomVectorScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
 import { Fp32ScorerSupplier } from '../../segments/hnsw/RandomVectorScorer.js';
 import { VectorSimilarityFunction } from '../../segments/index/VectorSimilarityFunction.js';
-import { fashionMnist, genSet, miniLm, recallOf, type RecallSet } from './recallData.js';
+import { loadRecallSet, recallOf, type RecallSet } from './recallData.js';
 import { servedRows } from './recallServed.js';
 import { table } from './benchData.js';
 import { loadavg } from 'node:os';
@@ -368,17 +368,8 @@ const all: Row[] = [];
 const loadBefore = loadavg();
 const started = new Date();
 for (const name of wanted) {
-  let set: RecallSet;
-  if (name === 'fmnist-cosine') set = await fashionMnist(VectorSimilarityFunction.COSINE, QUERIES, K, CACHE);
-  else if (name === 'fmnist-euclidean') set = await fashionMnist(VectorSimilarityFunction.EUCLIDEAN, QUERIES, K, CACHE);
-  else if (name === 'minilm') set = await miniLm(K, CACHE);
-  else if (name === 'gen') {
-    if (!existsSync(join(genDir, 'dataset.json'))) {
-      process.stderr.write(`bench:recall: ${genDir}/dataset.json not found; skipping gen\n`);
-      continue;
-    }
-    set = await genSet(genDir, Number(values['gen-queries'] ?? QUERIES));
-  } else throw new Error(`unknown set ${name}`);
+  const set = await loadRecallSet(name, { queryCount: name === 'gen' ? Number(values['gen-queries'] ?? QUERIES) : QUERIES, k: K, cacheDir: CACHE, genDir });
+  if (set === null) continue;
   const hnswDocs = Number(values['gen-hnsw-docs'] ?? 200_000);
   process.stderr.write(`bench:recall: ${set.name}: ${set.base.size} x ${set.dims} ${set.similarity.userName}, ${set.queries.length} queries\n`);
   if (name === 'gen' && values['gen-index']) {

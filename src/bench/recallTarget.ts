@@ -26,7 +26,7 @@ import type { VectorIndex } from '../api/types.js';
 import { CALIBRATION_BEAM_FRACTIONS, CALIBRATION_OVERSAMPLES } from '../calibration/calibrateRecall.js';
 import { Executor } from '../executor/Executor.js';
 import { packageRoot } from '../executor/packageRoot.js';
-import { table } from './benchData.js';
+import { sampleQuantile, seededShuffle, table } from './benchData.js';
 import { defaultIndexOf, loadRecallSet, recallOf, type RecallSet } from './recallData.js';
 
 const { values } = parseArgs({
@@ -65,10 +65,7 @@ async function indexFor(set: RecallSet): Promise<{ dir: string; buildMs: number 
   return defaultIndexOf(set, CACHE);
 }
 
-function p50(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor((s.length - 1) / 2)]!;
-}
+const p50 = (xs: readonly number[]) => sampleQuantile(xs, 0.5);
 
 async function runSet(set: RecallSet): Promise<TargetRow[]> {
   const { dir, buildMs } = await indexFor(set);
@@ -102,17 +99,10 @@ async function runSet(set: RecallSet): Promise<TargetRow[]> {
     for (const v of variants) await index.search(set.queries[0]!, { k: K, ...v.options }).catch(() => {});
     // A new random order per query (seeded): a variant run right after a large oversample pays for
     // its garbage and cache misses, and a fixed rotation always put the same neighbour first.
-    let seed = 12345;
-    const random = () => {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      return seed / 2 ** 32;
-    };
+    const shuffle = seededShuffle(12345);
     const order = variants.slice();
     for (let qi = 0; qi < set.queries.length; qi++) {
-      for (let j = order.length - 1; j > 0; j--) {
-        const r = Math.floor(random() * (j + 1));
-        [order[j], order[r]] = [order[r]!, order[j]!];
-      }
+      shuffle(order);
       for (const v of order) {
         if (refused.has(v.key)) continue;
         const s0 = performance.now();
